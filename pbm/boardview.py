@@ -1,0 +1,142 @@
+"""A board as text and JSON, shared by the board mails and the web pages.
+
+``replay`` rebuilds a position from the move log (the truth); the web's
+``?move=k`` and the ``show <board>#n`` command use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .games import Game, Outcome, get_game
+from .models import Board, MoveRecord, Player
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """What the pure replay needs of one move record."""
+
+    kind: str
+    seat: int | None
+    text: str
+
+
+def replay(game: Game, options: dict, log: Sequence[LogEntry]):
+    """The game state and outcome after the given log entries."""
+    state = game.initial_state(options)
+    ended: Outcome | None = None
+    for entry in log:
+        if entry.kind == "move":
+            state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
+        elif entry.kind == "resign":
+            ended = Outcome(1 - entry.seat, f"{game.sides[entry.seat]} resigned")
+        elif entry.kind == "forfeit":
+            ended = Outcome(1 - entry.seat, f"{game.sides[entry.seat]} ran out of time")
+        elif entry.kind == "cancel":
+            ended = Outcome(None, "cancelled: the game expired before both players had moved")
+    return state, ended or game.outcome(state)
+
+
+def log_entries(records: Sequence[MoveRecord]) -> list[LogEntry]:
+    return [LogEntry(r.kind, r.seat, r.text) for r in records]
+
+
+@dataclass
+class BoardView:
+    """Everything a page or a mail shows about one board at one move."""
+
+    board: Board
+    game: Game
+    players: tuple[Player, Player]
+    records: list[MoveRecord]  # the log up to the shown move
+    state: object
+    outcome: Outcome | None
+    at_move: int  # number of log entries applied
+
+    @classmethod
+    def current(cls, board: Board, players, records) -> "BoardView":
+        game = get_game(board.game)
+        outcome = Outcome.from_json(board.outcome)
+        return cls(board, game, players, list(records), game.from_json(board.state), outcome,
+                   board.move_count)
+
+    @classmethod
+    def at(cls, board: Board, players, records, move: int) -> "BoardView":
+        game = get_game(board.game)
+        shown = list(records)[:move]
+        state, outcome = replay(game, board.options, log_entries(shown))
+        return cls(board, game, players, shown, state, outcome, len(shown))
+
+    @property
+    def is_latest(self) -> bool:
+        return self.at_move == self.board.move_count
+
+    def name(self, seat: int) -> str:
+        return self.players[seat].userid
+
+    def side(self, seat: int) -> str:
+        return f"{self.players[seat].userid} ({self.game.sides[seat]})"
+
+    def to_move(self) -> int | None:
+        if self.outcome is not None:
+            return None
+        return self.game.to_move(self.state)
+
+    def status_line(self) -> str:
+        if self.outcome is not None:
+            o = self.outcome
+            score = f" {o.score}." if o.score else ""
+            if o.winner is None:
+                return f"Game drawn: {o.reason}.{score}"
+            return f"Game won by {self.side(o.winner)}: {o.reason}.{score}"
+        seat = self.to_move()
+        if seat is None:
+            return "Either player may act."
+        return f"It is {self.name(seat)}'s turn ({self.game.sides[seat]})."
+
+    def move_lines(self, last: int | None = None) -> list[str]:
+        records = self.records[-last:] if last else self.records
+        lines = []
+        for r in records:
+            who = self.name(r.seat) if r.seat is not None else "server"
+            text = r.text if r.kind == "move" else r.kind
+            lines.append(f"{r.number:>4}. {who:<12} {text}")
+        return lines
+
+    def text(self, recent: int | None = 10) -> str:
+        """Header, status, recent moves and the diagram, as plain text."""
+        b = self.board
+        parts = [f"{self.game.title} Board {b.id}: {self.side(0)} vs {self.side(1)}"]
+        if not self.is_latest:
+            parts.append(f"Position after move {self.at_move} of {b.move_count}.")
+        parts.append(self.status_line())
+        if detail := self.game.status(self.state):
+            parts.append(detail)
+        parts.append("")
+        moves = self.move_lines(recent)
+        if moves:
+            shown = f" (the last {len(moves)} of {len(self.records)})" if len(moves) < len(self.records) else ""
+            parts += [f"Moves{shown}:", *moves, ""]
+        parts.append(self.game.diagram(self.state))
+        return "\n".join(parts).rstrip() + "\n"
+
+    def to_json(self) -> dict:
+        b = self.board
+        return {
+            "board": b.id,
+            "game": b.game,
+            "options": b.options,
+            "players": [{"userid": self.name(s), "side": self.game.sides[s]} for s in (0, 1)],
+            "status": b.status if self.is_latest else "history",
+            "move": self.at_move,
+            "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,
+                       "kind": r.kind, "move": r.text, "comment": r.comment,
+                       "at": r.created_at.isoformat()} for r in self.records],
+            "to_move": self.name(self.to_move()) if self.to_move() is not None else None,
+            "outcome": self.outcome.to_json() if self.outcome else None,
+            "state": self.game.to_json(self.state),
+            "diagram": self.game.diagram(self.state),
+            "last_move_at": b.last_move_at.isoformat(),
+            "expires_at": b.expire_due_at.isoformat() if b.expire_due_at and b.status == "active" else None,
+        }

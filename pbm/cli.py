@@ -1,0 +1,165 @@
+"""The ``pbm`` command line: thin wrappers around the service."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+
+EX_TEMPFAIL = 75
+
+
+def _settings():
+    from .config import load_settings
+    return load_settings()
+
+
+def cmd_serve(args) -> int:
+    from waitress import create_server
+
+    from . import scheduler, smtpd
+    from .web import create_app
+
+    app = create_app()
+    server = app.extensions["pbm"]
+    settings = server.settings
+    jobs = scheduler.build(server, background=True)
+    jobs.start()
+    listener = None
+    if args.smtp_port:
+        listener = smtpd.controller(server, args.host, args.smtp_port)
+        listener.start()
+    web = create_server(app, host=args.host, port=args.port, threads=args.threads)
+    print(f"pbm is running.\n"
+          f"  Web status page:   http://{args.host}:{args.port}/\n"
+          + (f"  SMTP for commands: {args.host}:{args.smtp_port} (write to {settings.server_address})\n"
+             if listener else "")
+          + f"  Outgoing mail:     {settings.mail_backend}"
+          + (f" in {settings.maildir}/new" if settings.mail_backend == "maildir" else "")
+          + f"\n  Database:          {settings.database_url}\n", flush=True)
+    if args.banner:
+        print(args.banner.replace("\\n", "\n"), flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: web.close())
+    try:
+        web.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        jobs.shutdown(wait=False)
+        if listener:
+            listener.stop()
+    return 0
+
+
+def cmd_db(args) -> int:
+    from .migrate import upgrade
+
+    settings = _settings()
+    upgrade(settings.database_url)
+    print(f"database is up to date: {settings.database_url}")
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from sqlalchemy.exc import OperationalError
+
+    from .play import Server
+
+    raw = open(args.file, "rb").read() if args.file and args.file != "-" else sys.stdin.buffer.read()
+    settings = _settings()
+    if len(raw) > settings.max_message_bytes:
+        print(f"pbm ingest: message of {len(raw)} bytes is over the limit; not handled", file=sys.stderr)
+        return 0
+    try:
+        result = Server(settings).handle_raw(raw)
+    except OperationalError as error:
+        print(f"pbm ingest: database unavailable, try again later: {error}", file=sys.stderr)
+        return EX_TEMPFAIL
+    except Exception as error:  # anything unexpected: let the MTA keep the mail and retry
+        logging.getLogger("pbm").exception("ingest failed")
+        print(f"pbm ingest: temporary failure: {error.__class__.__name__}", file=sys.stderr)
+        return EX_TEMPFAIL
+    print(f"{result.status} board={result.board}" + (f" error={result.error}" if result.error else ""))
+    return 0
+
+
+def cmd_smtpd(args) -> int:
+    from .play import Server
+    from .smtpd import controller
+
+    listener = controller(Server(_settings()), args.host, args.port)
+    listener.start()
+    print(f"pbm smtpd listening on {args.host}:{args.port}", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        listener.stop()
+    return 0
+
+
+def cmd_scheduler(args) -> int:
+    from . import scheduler
+    from .play import Server
+
+    jobs = scheduler.build(Server(_settings()), background=False)
+    print("pbm scheduler running (outbox, reminders, expiry)", flush=True)
+    try:
+        jobs.start()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from . import scheduler
+    from .play import Server
+
+    done = scheduler.sweep(Server(_settings()))
+    print(" ".join(f"{k}={v}" for k, v in done.items()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("PBM_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser(prog="pbm", description="play-by-email game server")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="web server, scheduler and optional SMTP listener")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=5000)
+    serve.add_argument("--smtp-port", type=int, default=None)
+    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--banner", default="", help=argparse.SUPPRESS)
+    serve.set_defaults(func=cmd_serve)
+
+    db = sub.add_parser("db", help="database tasks")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db)
+
+    ingest = sub.add_parser("ingest", help="process one raw mail (file or stdin)")
+    ingest.add_argument("file", nargs="?")
+    ingest.set_defaults(func=cmd_ingest)
+
+    smtp = sub.add_parser("smtpd", help="SMTP listener alone")
+    smtp.add_argument("--host", default="127.0.0.1")
+    smtp.add_argument("--port", type=int, default=2525)
+    smtp.set_defaults(func=cmd_smtpd)
+
+    sub.add_parser("scheduler", help="periodic jobs alone").set_defaults(func=cmd_scheduler)
+    sub.add_parser("sweep", help="run the periodic jobs once").set_defaults(func=cmd_sweep)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

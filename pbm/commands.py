@@ -1,0 +1,172 @@
+"""The mail command language (pbmserv style): one line of text -> a Command.
+
+Words are separated by blanks and matched case-insensitively; command words
+and game names may be abbreviated while the abbreviation is unambiguous.
+Passwords, addresses and moves keep their case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .games import game_names
+
+GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
+                "move", "resign", "show", "history")
+GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history")
+
+USAGE = {
+    "help": "help   or   <game> help",
+    "signup": "signup <userid> <password> [<email>]",
+    "change": "change password <userid> <old> <new>   or   change address <userid> <password> <email>",
+    "challenge": "<game> challenge <user1> <user2> [-option=value ...] [--nagtime=D --expiretime=D]",
+    "move": "<game> move <board> <userid> <password> <move>[#n]",
+    "resign": "<game> resign <board> <userid> <password>",
+    "show": "<game> show <board>[#n]",
+    "games": "<game> games [<userid>]",
+    "list": "<game> list",
+    "history": "<game> history <board>",
+}
+
+
+class CommandError(ValueError):
+    """A command that cannot be understood; ``usage`` says what to send instead."""
+
+    def __init__(self, sentence: str, usage: str | None = None):
+        super().__init__(sentence)
+        self.usage = usage
+
+
+@dataclass(frozen=True)
+class Command:
+    verb: str  # help signup change_password change_address challenge move resign show games history
+    game: str | None = None
+    board: int | None = None
+    userid: str | None = None
+    password: str | None = None
+    move: str | None = None  # move text, as typed
+    number: int | None = None  # "#n": the move number asserted or shown
+    args: tuple[str, ...] = ()  # verb-specific words (new password, email, challenge users)
+    options: dict = field(default_factory=dict)  # challenge -opt=value
+    timing: dict = field(default_factory=dict)  # challenge --nagtime / --expiretime
+
+
+def _match(word: str, choices, what: str) -> str | None:
+    word = word.lower()
+    if word in choices:
+        return word
+    found = [c for c in choices if c.startswith(word)]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise CommandError(f"{word!r} is ambiguous: it could be {', '.join(sorted(found))}.",
+                           f"write the {what} in full")
+    return None
+
+
+def _board(word: str, verb: str) -> tuple[int, int | None]:
+    match = re.fullmatch(r"#?(\d+)(?:#(\d+))?", word)
+    if not match:
+        raise CommandError(f"{word!r} is not a board number (boards are numbered like 101).", USAGE[verb])
+    return int(match.group(1)), int(match.group(2)) if match.group(2) else None
+
+
+def _need(words: list[str], count: int, verb: str) -> None:
+    if len(words) < count:
+        raise CommandError(f"The {verb} command needs more words than that.", USAGE[verb])
+
+
+def parse_command(line: str) -> Command:
+    """Parse one command line; raise CommandError with a sentence and the usage."""
+    words = line.split()
+    if not words:
+        raise CommandError("The message holds no command.", "help")
+    game = _match(words[0], game_names(), "game name")
+    if game is not None and game not in GLOBAL_VERBS and len(words) == 1:
+        return Command("help", game=game)
+    if game is not None and len(words) > 1:
+        verb = _match(words[1], GAME_VERBS, "command")
+        if verb is None:
+            raise CommandError(f"{words[1]!r} is not a {game} command.",
+                               "one of: " + ", ".join(GAME_VERBS))
+        return _parse_verb(verb, game, words[2:])
+    verb = _match(words[0], GLOBAL_VERBS, "command")
+    if verb is None:
+        raise CommandError(
+            f"{words[0]!r} is neither a command nor a game; games are {', '.join(game_names())}.",
+            "help")
+    return _parse_verb(verb, None, words[1:])
+
+
+def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
+    if verb == "help":
+        return Command("help", game=game or (_match(rest[0], game_names(), "game name") if rest else None))
+    if verb == "signup":
+        _need(rest, 2, verb)
+        return Command("signup", userid=rest[0].lower(), password=rest[1], args=tuple(rest[2:3]))
+    if verb == "change":
+        _need(rest, 4, verb)
+        what = _match(rest[0], ("password", "address", "email"), "word after change")
+        if what is None:
+            raise CommandError(f"Change what? {rest[0]!r} is neither password nor address.", USAGE[verb])
+        kind = "change_password" if what == "password" else "change_address"
+        return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
+    if verb in ("games", "list"):
+        return Command("games", game=game, userid=rest[0].lower() if rest else None)
+    if verb == "multiple":
+        return Command("multiple")
+    if verb == "challenge":
+        return _parse_challenge(game, rest)
+    if verb in ("show", "history"):
+        _need(rest, 1, verb)
+        board, number = _board(rest[0], verb)
+        return Command(verb, game=game, board=board, number=number)
+    if verb == "resign":
+        _need(rest, 3, verb)
+        board, _ = _board(rest[0], verb)
+        return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
+                       move="resign")
+    # move
+    _need(rest, 4, verb)
+    board, number = _board(rest[0], verb)
+    text = " ".join(rest[3:])
+    check = re.search(r"\s*#\s*(\d+)\s*$", text)
+    if check:
+        number, text = int(check.group(1)), text[:check.start()]
+    if not text.strip():
+        raise CommandError("The move is missing after the password.", USAGE[verb])
+    return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
+                   move=text.strip(), number=number)
+
+
+def _parse_challenge(game: str | None, rest: list[str]) -> Command:
+    if game is None:
+        raise CommandError("Say which game to play: start the line with the game's name.",
+                           USAGE["challenge"])
+    users = [w for w in rest if not w.startswith("-")]
+    if len(users) != 2:
+        raise CommandError("A challenge names exactly two players: the one who moves first, then the other.",
+                           USAGE["challenge"])
+    options: dict[str, str] = {}
+    timing: dict[str, float] = {}
+    for word in rest:
+        if not word.startswith("-"):
+            continue
+        key, _, value = word.lstrip("-").partition("=")
+        key = key.lower()
+        if word.startswith("--"):
+            if key not in ("nagtime", "expiretime"):
+                raise CommandError(f"--{key} is not a server option; use --nagtime=D or --expiretime=D.",
+                                   USAGE["challenge"])
+            try:
+                days = float(value)
+            except ValueError:
+                raise CommandError(f"--{key} needs a number of days, like --{key}=5.",
+                                   USAGE["challenge"]) from None
+            if not 0 < days <= 365:
+                raise CommandError(f"--{key} must be more than 0 and at most 365 days.", USAGE["challenge"])
+            timing[key] = days
+        else:
+            options[key] = value if value else "true"
+    return Command("challenge", game=game, args=(users[0], users[1]), options=options, timing=timing)

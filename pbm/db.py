@@ -1,0 +1,64 @@
+"""Engine and transaction setup for SQLite (embedded default) and PostgreSQL.
+
+SQLite: WAL, a busy timeout, foreign keys on, and every write transaction
+begins with ``BEGIN IMMEDIATE`` so a read-then-write transaction can never
+fail with "database is locked"; it waits for the lock instead.
+``synchronous=NORMAL`` in WAL mode survives a crash of the process (not a
+power loss); set ``PBM_DATABASE_URL`` to PostgreSQL for full durability.
+
+PostgreSQL: writers lock the board row they change (``SELECT ... FOR
+UPDATE``), and the board's version column catches anything that slips by.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, create_engine
+
+READ_ONLY = "pbm_read_only"
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection):
+        read_only = connection.get_execution_options().get(READ_ONLY)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Session]:
+    """One write transaction: commit on success, roll back on any exception."""
+    with Session(engine, expire_on_commit=False) as session:
+        with session.begin():
+            yield session
+
+
+@contextmanager
+def reading(engine: Engine) -> Iterator[Session]:
+    """A read-only session (plain BEGIN on SQLite, so readers never queue behind writers)."""
+    with Session(engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False) as session:
+        yield session

@@ -1,0 +1,14 @@
+"""Pure game rules, registered by name. Importing this package registers every game."""
+
+from . import greatkingdom  # noqa: F401  (registers itself)
+from .base import (  # noqa: F401
+    REGISTRY,
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    MoveError,
+    OptionError,
+    Outcome,
+    game_names,
+    get_game,
+)

@@ -1,0 +1,314 @@
+"""Great Kingdom: place castles, claim territory, destroy one enemy castle to win.
+
+Rules as ``shared/rules.md`` settles them: odd boards 5..19 (9 by default)
+with a neutral castle in the centre, Blue first, 40 castles a side, siege
+wins at once (enemy castles checked first), a self-siege that destroys
+nothing is illegal, no placing inside the opponent's territory, and after
+two passes Blue needs ``margin`` (3) more territory points than Orange.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .base import (
+    IllegalMoveError,
+    InvalidMoveError,
+    Outcome,
+    parse_int_option,
+    parse_point,
+    point_name,
+    reject_unknown_options,
+    register,
+    square_diagram,
+)
+
+EMPTY, BLUE, ORANGE, NEUTRAL = 0, 1, 2, 3
+CASTLES_EACH = 40
+PASS = "pass"
+SYMBOL = {EMPTY: ".", BLUE: "B", ORANGE: "O", NEUTRAL: "#"}
+
+
+@dataclass(frozen=True)
+class GreatKingdomState:
+    size: int
+    margin: int
+    board: tuple[int, ...]  # row-major from A1; index = y * size + x
+    turn: int  # side to move: 0 Blue, 1 Orange
+    passes: int  # consecutive passes just played
+    stock: tuple[int, int]  # castles left in hand
+    last: tuple[int, int] | None  # point of the last placement
+    destroyed: tuple[int, ...]  # indices of castles destroyed by the winning siege
+    outcome: Outcome | None
+
+
+def _colour(side: int) -> int:
+    return BLUE if side == 0 else ORANGE
+
+
+def _neighbours(index: int, size: int):
+    x, y = index % size, index // size
+    if x > 0:
+        yield index - 1
+    if x < size - 1:
+        yield index + 1
+    if y > 0:
+        yield index - size
+    if y < size - 1:
+        yield index + size
+
+
+def _group(board, start: int, size: int) -> tuple[set[int], bool]:
+    """The castles connected to ``start`` and whether any has an empty neighbour."""
+    colour = board[start]
+    group, stack, free = {start}, [start], False
+    while stack:
+        for n in _neighbours(stack.pop(), size):
+            if board[n] == EMPTY:
+                free = True
+            elif board[n] == colour and n not in group:
+                group.add(n)
+                stack.append(n)
+    return group, free
+
+
+def territory(board, size: int, colour: int) -> set[int]:
+    """Empty points that are ``colour``'s territory (see the module docstring)."""
+    enemy = ORANGE if colour == BLUE else BLUE
+    seen: set[int] = set()
+    owned: set[int] = set()
+    for start in range(size * size):
+        if start in seen or board[start] in (colour, NEUTRAL):
+            continue
+        region, stack, has_enemy, edges = {start}, [start], False, set()
+        while stack:
+            i = stack.pop()
+            x, y = i % size, i // size
+            has_enemy |= board[i] == enemy
+            if x == 0:
+                edges.add("W")
+            if x == size - 1:
+                edges.add("E")
+            if y == 0:
+                edges.add("S")
+            if y == size - 1:
+                edges.add("N")
+            for n in _neighbours(i, size):
+                if n not in region and board[n] not in (colour, NEUTRAL):
+                    region.add(n)
+                    stack.append(n)
+        seen |= region
+        if not has_enemy and len(edges) < 4:
+            owned |= region
+    return owned
+
+
+class GreatKingdom:
+    name = "greatkingdom"
+    title = "Great Kingdom"
+    sides = ("Blue", "Orange")
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        reject_unknown_options(raw, {"size", "margin"}, self.title)
+        return {
+            "size": parse_int_option(raw, "size", 9, 5, 19, odd=True),
+            "margin": parse_int_option(raw, "margin", 3, 0, 361),
+        }
+
+    def initial_state(self, options: dict) -> GreatKingdomState:
+        size = options.get("size", 9)
+        board = [EMPTY] * (size * size)
+        board[(size // 2) * size + size // 2] = NEUTRAL
+        return GreatKingdomState(size, options.get("margin", 3), tuple(board), 0, 0,
+                                 (CASTLES_EACH, CASTLES_EACH), None, (), None)
+
+    # -- notation ----------------------------------------------------------
+
+    def parse_move(self, text: str, state: GreatKingdomState):
+        t = text.strip().lower()
+        if t in ("pass", "p"):
+            return PASS
+        if not t:
+            raise InvalidMoveError("The move is empty; send a point like D4, or pass.")
+        try:
+            return parse_point(t, state.size)
+        except InvalidMoveError as error:
+            raise InvalidMoveError(f"{error} A Great Kingdom move is a point like D4, or pass.") from None
+
+    def format_move(self, move) -> str:
+        return "pass" if move == PASS else point_name(*move)
+
+    # -- rules -------------------------------------------------------------
+
+    def to_move(self, state: GreatKingdomState) -> int | None:
+        return None if state.outcome else state.turn
+
+    def outcome(self, state: GreatKingdomState) -> Outcome | None:
+        return state.outcome
+
+    def apply(self, state: GreatKingdomState, side: int, move) -> GreatKingdomState:
+        if state.outcome:
+            raise IllegalMoveError("This game is over; no more moves can be played.")
+        if side != state.turn:
+            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        other = 1 - side
+        if move == PASS:
+            if state.passes + 1 >= 2:
+                return replace(state, passes=2, turn=other, last=None,
+                               outcome=self._count(state))
+            return replace(state, passes=state.passes + 1, turn=other, last=None)
+
+        x, y = move
+        size = state.size
+        index = y * size + x
+        name = point_name(x, y)
+        if state.stock[side] == 0:
+            raise IllegalMoveError(f"{self.sides[side]} has no castles left; the only move is pass.")
+        if state.board[index] == NEUTRAL:
+            raise IllegalMoveError(f"{name} holds the neutral castle; choose an empty point.")
+        if state.board[index] != EMPTY:
+            raise IllegalMoveError(f"{name} already holds a castle; choose an empty point.")
+        if index in territory(state.board, size, _colour(other)):
+            raise IllegalMoveError(
+                f"{name} is inside {self.sides[other]}'s territory, where you may not build.")
+
+        board = list(state.board)
+        board[index] = _colour(side)
+        enemy = _colour(other)
+        destroyed: set[int] = set()
+        for n in _neighbours(index, size):
+            if board[n] == enemy and n not in destroyed:
+                group, free = _group(board, n, size)
+                if not free:
+                    destroyed |= group
+        stock = list(state.stock)
+        stock[side] -= 1
+        if destroyed:
+            for i in destroyed:
+                board[i] = EMPTY
+            names = ", ".join(point_name(i % size, i // size) for i in sorted(destroyed))
+            outcome = Outcome(side, f"siege: {self.sides[side]} destroyed {names}")
+            return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
+                           last=(x, y), destroyed=tuple(sorted(destroyed)), outcome=outcome)
+        if not _group(board, index, size)[1]:
+            raise IllegalMoveError(
+                f"A castle on {name} would leave your own castles with no free space around "
+                "them and destroys nothing; that is not allowed.")
+        return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
+                       last=(x, y))
+
+    def scores(self, state: GreatKingdomState) -> tuple[int, int]:
+        return (len(territory(state.board, state.size, BLUE)),
+                len(territory(state.board, state.size, ORANGE)))
+
+    def _count(self, state: GreatKingdomState) -> Outcome:
+        blue, orange = self.scores(state)
+        winner = 0 if blue - orange >= state.margin else 1
+        return Outcome(winner, f"territory after two passes (Blue needs {state.margin} more)",
+                       f"Blue {blue}, Orange {orange}")
+
+    def legal_moves(self, state: GreatKingdomState) -> list:
+        if state.outcome:
+            return []
+        moves: list = [PASS]
+        if state.stock[state.turn] == 0:
+            return moves
+        size = state.size
+        forbidden = territory(state.board, size, _colour(1 - state.turn))
+        for index, value in enumerate(state.board):
+            if value != EMPTY or index in forbidden:
+                continue
+            point = (index % size, index // size)
+            try:
+                self.apply(state, state.turn, point)
+            except IllegalMoveError:
+                continue
+            moves.append(point)
+        return moves
+
+    # -- presentation ------------------------------------------------------
+
+    def diagram(self, state: GreatKingdomState) -> str:
+        size = state.size
+        blue_land = territory(state.board, size, BLUE)
+        orange_land = territory(state.board, size, ORANGE)
+        destroyed = set(state.destroyed)
+
+        def cell(x: int, y: int) -> str:
+            i = y * size + x
+            if i in destroyed:
+                return "*"
+            if i in blue_land:
+                return "b"
+            if i in orange_land:
+                return "o"
+            return SYMBOL[state.board[i]]
+
+        legend = ("B Blue castle  O Orange castle  # neutral castle  b/o territory"
+                  + ("  * destroyed" if destroyed else ""))
+        return square_diagram(size, cell, state.last) + "\n" + legend
+
+    def status(self, state: GreatKingdomState) -> str:
+        blue, orange = self.scores(state)
+        return (f"Territory: Blue {blue}, Orange {orange} (Blue needs +{state.margin}). "
+                f"Castles in hand: {state.stock[0]}, {state.stock[1]}.")
+
+    def help_text(self) -> str:
+        example = self.initial_state({"size": 5})
+        for side, point in ((0, (1, 1)), (1, (3, 3)), (0, (1, 3))):
+            example = self.apply(example, side, point)
+        return HELP.format(diagram=self.diagram(example))
+
+    # -- storage -----------------------------------------------------------
+
+    def to_json(self, state: GreatKingdomState) -> dict:
+        return {
+            "size": state.size, "margin": state.margin, "board": list(state.board),
+            "turn": state.turn, "passes": state.passes, "stock": list(state.stock),
+            "last": list(state.last) if state.last else None,
+            "destroyed": list(state.destroyed),
+            "outcome": state.outcome.to_json() if state.outcome else None,
+        }
+
+    def from_json(self, data: dict) -> GreatKingdomState:
+        return GreatKingdomState(
+            data["size"], data["margin"], tuple(data["board"]), data["turn"], data["passes"],
+            tuple(data["stock"]), tuple(data["last"]) if data["last"] else None,
+            tuple(data["destroyed"]), Outcome.from_json(data["outcome"]))
+
+
+HELP = """\
+GREAT KINGDOM
+
+Two players, Blue (moves first) and Orange, place castles on the points
+of a 9x9 board (option -size=N, odd, 5 to 19). A neutral castle stands on
+the centre point. Each player has 40 castles; with none left, pass.
+
+A turn: place a castle on an empty point, or pass.
+
+Territory: the empty points of a region (orthogonally connected points that
+are not your castles or the neutral castle) holding no enemy castle and not
+touching all four edges. Edges and the neutral castle act as walls. You may
+not place a castle inside your opponent's territory.
+
+Siege: after your placement, every enemy group (orthogonally connected
+castles) with no empty point next to it is destroyed and you win at once.
+Enemy castles are checked first. A placement that destroys nothing and
+leaves your own group without an empty neighbour is illegal.
+
+End: after two passes in a row the territories are counted. Blue wins with
+at least 3 more points than Orange (option -margin=N); otherwise Orange
+wins. There are no draws. Resigning loses at once.
+
+Notation: a point, column letter then row number (D4; the letters skip I),
+or "pass". Example, by mail:
+    greatkingdom move 101 alice secret D4
+or reply to a board mail with just: D4
+
+In the diagram: B Blue, O Orange, # neutral castle, b/o territory,
+(x) the last move. Example (5x5, after B2, D4, B4):
+
+{diagram}
+"""
+
+GREAT_KINGDOM = register(GreatKingdom())

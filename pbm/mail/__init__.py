@@ -1,0 +1,1 @@
+"""Mail in (parsing, provider formats) and out (rendering, transports)."""

@@ -1,0 +1,146 @@
+"""Database tables. The move log (``MoveRecord``) is the truth; ``Board.state``
+is a cache that always equals a replay of the log."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(sa.types.TypeDecorator):
+    """A timezone-aware UTC timestamp on every backend (SQLite stores it naive)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given; use timezone-aware UTC")
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+class Player(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    userid: str = Field(max_length=32, unique=True, index=True)
+    email: str = Field(max_length=254, unique=True, index=True)
+    password_hash: Optional[str] = Field(default=None, max_length=255)
+    invited: bool = False  # created by a challenge; no password until signup
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+_board_version = sa.Column("version", sa.Integer, nullable=False)
+
+
+class Board(SQLModel, table=True):
+    """One game between two seats. Seat 0 moves first."""
+
+    __tablename__ = "board"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Optional[int] = Field(default=None, sa_column=sa.Column(
+        sa.Integer, sa.Identity(start=101), primary_key=True))
+    game: str = Field(max_length=20, index=True)
+    options: dict = Field(default_factory=dict, sa_type=sa.JSON)
+    seat0_id: int = Field(foreign_key="player.id", index=True)
+    seat1_id: int = Field(foreign_key="player.id", index=True)
+    token0: str = Field(max_length=40, unique=True)
+    token1: str = Field(max_length=40, unique=True)
+    state: dict = Field(default_factory=dict, sa_type=sa.JSON)
+    status: str = Field(default="active", max_length=12, index=True)  # active | finished
+    outcome: Optional[dict] = Field(default=None, sa_type=sa.JSON)
+    move_count: int = 0
+    to_move: Optional[int] = None  # seat index, None when over
+    nag_days: float = 4.0
+    expire_days: float = 7.0
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    last_move_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+    nag_due_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
+    expire_due_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
+    nagged_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
+    version: Optional[int] = Field(default=None, sa_column=_board_version)
+
+    # A stale write (someone else changed the board first) raises StaleDataError.
+    __mapper_args__: Any = {"version_id_col": _board_version}
+
+    def seat_of(self, player_id: int) -> int | None:
+        if player_id == self.seat0_id:
+            return 0
+        if player_id == self.seat1_id:
+            return 1
+        return None
+
+    def token(self, seat: int) -> str:
+        return self.token0 if seat == 0 else self.token1
+
+    def player_id(self, seat: int) -> int:
+        return self.seat0_id if seat == 0 else self.seat1_id
+
+
+class MoveRecord(SQLModel, table=True):
+    """One entry of a board's append-only log.
+
+    kind: ``move`` (text is the canonical move), ``resign``, ``forfeit``
+    (the seat to move ran out of time) or ``cancel`` (expired before it began).
+    """
+
+    __tablename__ = "move"
+    __table_args__ = (sa.UniqueConstraint("board_id", "number"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    board_id: int = Field(foreign_key="board.id", index=True)
+    number: int
+    seat: Optional[int] = None
+    kind: str = Field(default="move", max_length=10)
+    text: str = Field(default="", max_length=200)
+    comment: str = Field(default="", sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class InboundMessage(SQLModel, table=True):
+    """Every inbound mail we handled, by Message-ID, so a repeat is applied once."""
+
+    __tablename__ = "inbound_message"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    message_id: str = Field(max_length=255, unique=True)
+    sender: str = Field(default="", max_length=320)
+    subject: str = Field(default="", max_length=500)
+    status: str = Field(max_length=12)  # applied | rejected | ignored
+    board_id: Optional[int] = None
+    error: Optional[str] = Field(default=None, sa_type=sa.Text)
+    received_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class OutboxMail(SQLModel, table=True):
+    """An outgoing mail, written in the transaction that caused it."""
+
+    __tablename__ = "outbox"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    message_id: str = Field(max_length=255, unique=True)
+    board_id: Optional[int] = Field(default=None, index=True)
+    recipient: str = Field(max_length=320)
+    subject: str = Field(default="", max_length=500)
+    raw: bytes = Field(sa_type=sa.LargeBinary)
+    status: str = Field(default="pending", max_length=10, index=True)  # pending | sending | sent
+    attempts: int = 0
+    next_attempt_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+    claimed_until: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
+    last_error: Optional[str] = Field(default=None, sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    sent_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)

@@ -1,0 +1,119 @@
+"""The outbox: every outgoing mail is a row first, delivered after commit.
+
+A row is claimed with a conditional UPDATE before it is sent, so two
+processes (the request that wrote it and a scheduler sweep) never send the
+same mail twice; a failed attempt is retried later with back-off and the
+same Message-ID.
+"""
+
+from __future__ import annotations
+
+import email.policy
+import logging
+import threading
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+
+from sqlalchemy import and_, or_, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from .config import Settings
+from .db import reading, transaction
+from .mail.transport import DeliveryError, send
+from .models import OutboxMail, utcnow
+
+log = logging.getLogger(__name__)
+
+CLAIM_LEASE = timedelta(minutes=5)
+MAX_ATTEMPTS = 30
+FIRST_RETRY = timedelta(minutes=1)
+LONGEST_RETRY = timedelta(hours=6)
+
+
+def queue(session: Session, message: EmailMessage, board_id: int | None, now: datetime) -> OutboxMail:
+    """Add a mail to the outbox inside the caller's transaction."""
+    row = OutboxMail(
+        message_id=str(message["Message-ID"]),
+        board_id=board_id,
+        recipient=str(message["To"]),
+        subject=str(message["Subject"]),
+        raw=message.as_bytes(policy=email.policy.SMTP),
+        next_attempt_at=now,
+        created_at=now,
+    )
+    session.add(row)
+    return row
+
+
+def backoff(attempts: int) -> timedelta:
+    return min(FIRST_RETRY * (2 ** max(0, attempts - 1)), LONGEST_RETRY)
+
+
+def _claim(engine: Engine, mail_id: int, now: datetime) -> OutboxMail | None:
+    with transaction(engine) as session:
+        claimable = or_(
+            and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
+            and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
+        )
+        result = session.execute(
+            update(OutboxMail)
+            .where(OutboxMail.id == mail_id, claimable)
+            .values(status="sending", claimed_until=now + CLAIM_LEASE, attempts=OutboxMail.attempts + 1))
+        if result.rowcount != 1:
+            return None
+        return session.get(OutboxMail, mail_id)
+
+
+def deliver(engine: Engine, settings: Settings, mail_id: int, now: datetime | None = None) -> bool:
+    """Try to send one outbox mail now; True when it went out."""
+    now = now or utcnow()
+    row = _claim(engine, mail_id, now)
+    if row is None:
+        return False
+    try:
+        send(settings, settings.server_address, row.recipient, row.raw)
+    except DeliveryError as error:
+        failed = row.attempts >= MAX_ATTEMPTS
+        log.warning("mail %s to %s failed (attempt %d): %s", row.message_id, row.recipient,
+                    row.attempts, error)
+        with transaction(engine) as session:
+            session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(
+                status="failed" if failed else "pending", claimed_until=None,
+                next_attempt_at=now + backoff(row.attempts), last_error=str(error)[:2000]))
+        return False
+    with transaction(engine) as session:
+        session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(
+            status="sent", sent_at=utcnow(), claimed_until=None, last_error=None))
+    return True
+
+
+def deliver_after_commit(engine: Engine, settings: Settings, mail_ids: list[int]) -> None:
+    """Send just-committed mails: at once for local backends, in the background for SMTP,
+    so a slow or absent relay never delays the answer to the inbound mail."""
+    if not mail_ids:
+        return
+    if settings.mail_backend == "smtp":
+        thread = threading.Thread(target=_deliver_all, args=(engine, settings, mail_ids), daemon=True)
+        thread.start()
+    else:
+        _deliver_all(engine, settings, mail_ids)
+
+
+def _deliver_all(engine: Engine, settings: Settings, mail_ids: list[int]) -> None:
+    for mail_id in mail_ids:
+        try:
+            deliver(engine, settings, mail_id)
+        except Exception:  # the scheduler's sweep will retry; never lose the answer
+            log.exception("delivering outbox mail %s failed", mail_id)
+
+
+def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
+    """The scheduler's sweep: try every mail that is due (or whose claim lapsed)."""
+    now = now or utcnow()
+    with reading(engine) as session:
+        ids = session.exec(select(OutboxMail.id).where(or_(
+            and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
+            and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
+        )).order_by(OutboxMail.id).limit(500)).all()
+    return sum(deliver(engine, settings, mail_id, now) for mail_id in ids)

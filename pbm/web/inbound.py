@@ -1,0 +1,124 @@
+"""``POST /inbound/email``: inbound mail from a provider or relay.
+
+Accepted forms: the raw RFC 5322 message as the body, a form field
+``email`` (or Mailgun's ``body-mime``) holding it, or Mailgun's parsed
+fields. Answers 200 with the result once it is committed; 401/403 for a
+missing or wrong secret or signature, 413 for a message over the limit,
+400 for a request that holds no message, 503 when the server should be
+retried later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from email.message import EmailMessage
+from email.utils import formatdate
+
+from flask import Blueprint, abort, current_app, jsonify, request
+from sqlalchemy.exc import OperationalError
+
+bp = Blueprint("inbound", __name__)
+
+MAILGUN_MAX_AGE = 15 * 60  # seconds a Mailgun signature stays valid
+
+
+def _check_secret(settings) -> None:
+    secret = settings.inbound_secret
+    if not secret:
+        return
+    signature = request.headers.get("X-PBM-Signature", "")
+    auth = request.authorization
+    if signature:
+        expected = hmac.new(secret.encode(), request.get_data(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(signature.lower().removeprefix("sha256="), expected):
+            abort(403, "The X-PBM-Signature does not match the body.")
+    elif auth is not None and auth.password is not None:
+        if not hmac.compare_digest(auth.password.encode(), secret.encode()):
+            abort(403, "The webhook password is wrong.")
+    else:
+        abort(401, "This webhook needs the shared secret (basic auth or X-PBM-Signature).")
+
+
+def _check_mailgun(settings, form) -> None:
+    key = settings.mailgun_signing_key
+    if not key:
+        return
+    timestamp, token, signature = form.get("timestamp", ""), form.get("token", ""), form.get("signature", "")
+    if not (timestamp and token and signature):
+        abort(403, "The Mailgun signature fields are missing.")
+    expected = hmac.new(key.encode(), (timestamp + token).encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(signature, expected):
+        abort(403, "The Mailgun signature does not match.")
+    try:
+        fresh = abs(time.time() - int(timestamp)) <= MAILGUN_MAX_AGE
+    except ValueError:
+        fresh = False
+    if not fresh:
+        abort(403, "The Mailgun signature is too old.")
+
+
+def _mailgun_message(form) -> bytes:
+    """Rebuild a raw message from Mailgun's parsed fields, so it takes the common path."""
+    message = EmailMessage()
+    headers = []
+    try:
+        headers = [(str(k), str(v)) for k, v in json.loads(form.get("message-headers", "[]"))]
+    except (ValueError, TypeError):
+        headers = []
+    skip = {"content-type", "content-transfer-encoding", "mime-version"}
+    for name, value in headers:
+        if name.lower() not in skip:
+            message[name] = value
+    defaults = {"From": form.get("from") or form.get("sender", ""), "To": form.get("recipient", ""),
+                "Subject": form.get("subject", ""), "Message-Id": form.get("Message-Id", ""),
+                "Date": formatdate()}
+    for name, value in defaults.items():
+        if value and message.get(name) is None:
+            message[name] = value
+    message.set_content(form.get("body-plain", ""))
+    return bytes(message)
+
+
+@bp.post("/inbound/email")
+def inbound_email():
+    settings = current_app.config["PBM_SETTINGS"]
+    server = current_app.extensions["pbm"]
+    limit = settings.max_message_bytes
+    if request.content_length is not None and request.content_length > limit + 256 * 1024:
+        abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
+    _check_secret(settings)
+    envelope: list[str] = []
+    mimetype = request.mimetype
+    if mimetype in ("message/rfc822", "text/plain", "application/octet-stream"):
+        raw = request.get_data()
+    else:
+        request.max_form_memory_size = limit + 1  # Flask caps form fields at 500 kB otherwise
+        form = request.form
+        if "email" in form or "body-mime" in form:
+            raw = (form.get("email") or form.get("body-mime")).encode("utf-8", "surrogateescape")
+            if "signature" in form:
+                _check_mailgun(settings, form)
+        elif "body-plain" in form or "sender" in form:
+            _check_mailgun(settings, form)
+            raw = _mailgun_message(form)
+            envelope = [form["recipient"]] if form.get("recipient") else []
+        else:
+            abort(400, "The request holds no message: send the raw mail as the body "
+                       "(Content-Type: message/rfc822) or in the form field 'email'.")
+        if form.get("recipient"):
+            envelope = [form["recipient"]]
+    if not raw.strip():
+        abort(400, "The request holds no message.")
+    if len(raw) > limit:
+        abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
+    try:
+        result = server.handle_raw(raw, envelope)
+    except OperationalError:
+        current_app.logger.exception("database unavailable")
+        return jsonify(status="error", board=None, error="The server is busy; try again later."), 503
+    if result.status == "ignored" and result.error:
+        abort(400, result.error)
+    return jsonify(result.to_json())
