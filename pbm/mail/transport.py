@@ -21,9 +21,11 @@ def send(settings: Settings, sender: str, recipient: str, raw: bytes) -> None:
         if backend == "maildir":
             path = Path(settings.maildir)
             path.parent.mkdir(parents=True, exist_ok=True)
-            mailbox.Maildir(str(path), create=True).add(raw)
+            # Maildir files hold local (LF) line endings; the outbox keeps SMTP's CRLF.
+            mailbox.Maildir(str(path), create=True).add(raw.replace(b"\r\n", b"\n"))
         elif backend == "console":
-            sys.stdout.write(f"--- mail to {recipient} ---\n{raw.decode('utf-8', 'replace')}\n")
+            text = raw.replace(b"\r\n", b"\n").decode("utf-8", "replace")
+            sys.stdout.write(f"--- mail to {recipient} ---\n{text}\n")
             sys.stdout.flush()
         elif backend == "smtp":
             with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=30) as smtp:

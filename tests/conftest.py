@@ -1,0 +1,177 @@
+"""Fixtures: every database test runs on SQLite and, when a server answers at
+127.0.0.1:5432 (CI has one), on PostgreSQL too. Outgoing mail goes to a real
+Maildir that the tests read back."""
+
+from __future__ import annotations
+
+import mailbox
+import os
+import shutil
+import socket
+import uuid
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from pbm import create_app
+from pbm.db import make_engine
+from pbm.migrate import upgrade
+
+POSTGRES_ADMIN_URL = os.environ.get("PBM_TEST_POSTGRES_URL",
+                                    "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+TABLES = ("move", "outbox", "inbound_message", "board", "player")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "pbm.sqlite3"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A fresh PostgreSQL database for this test session, or None when none answers."""
+    admin = sa.create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    name = f"pbm_test_{uuid.uuid4().hex[:10]}"
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    except sa.exc.OperationalError:
+        admin.dispose()
+        yield None
+        return
+    url = sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path, sqlite_template):
+    if request.param == "sqlite":
+        path = tmp_path / "pbm.sqlite3"
+        shutil.copy(sqlite_template, path)
+        return f"sqlite:///{path}"
+    url = request.getfixturevalue("postgres_url")
+    if url is None:
+        pytest.skip(f"PostgreSQL lane: no server answers at {POSTGRES_ADMIN_URL}")
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def overrides(database_url, tmp_path) -> dict:
+    return {
+        "database_url": database_url,
+        "instance_path": str(tmp_path / "instance"),
+        "maildir": str(tmp_path / "maildir"),
+        "mail_backend": "maildir",
+        "server_address": "pbm@pbm.test",
+        "base_url": "http://pbm.test",
+        "secret_key": "test-secret-key",
+        "nag_days": 4,
+        "expire_days": 7,
+    }
+
+
+@pytest.fixture
+def app(overrides):
+    app = create_app(overrides)
+    yield app
+    app.extensions["pbm"].engine.dispose()
+
+
+@pytest.fixture
+def server(app):
+    return app.extensions["pbm"]
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+class Outbox:
+    """Reads what the server delivered to the Maildir."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.seen = 0
+
+    def all(self) -> list[EmailMessage]:
+        if not Path(self.path, "new").exists():
+            return []
+        box = mailbox.Maildir(self.path, create=False)
+        messages = [message_from_bytes(box.get_bytes(key), policy=policy.default) for key in box.keys()]
+        return sorted(messages, key=lambda m: (m["Date"].datetime, str(m["Message-ID"])))
+
+    def new(self) -> list[EmailMessage]:
+        """Mails delivered since the last call."""
+        messages = self.all()
+        fresh = messages[self.seen:]
+        self.seen = len(messages)
+        return fresh
+
+    def to(self, address: str) -> list[EmailMessage]:
+        return [m for m in self.all() if m["To"].addresses[0].addr_spec == address]
+
+
+def body(message: EmailMessage) -> str:
+    return message.get_body(preferencelist=("plain",)).get_content()
+
+
+@pytest.fixture
+def outbox(overrides) -> Outbox:
+    return Outbox(overrides["maildir"])
+
+
+def make_mail(sender: str, subject: str, text: str = "", to: str = "pbm@pbm.test",
+              message_id: str | None = None, headers: dict | None = None) -> bytes:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
+    message["Message-ID"] = message_id or make_msgid(domain="players.test")
+    for name, value in (headers or {}).items():
+        message[name] = value
+    message.set_content(text or "\n")
+    return bytes(message)
+
+
+class Mailer:
+    """Sends player mails into the server through the direct ingest path."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def send(self, sender, subject, text="", **kw):
+        return self.server.handle_raw(make_mail(sender, subject, text, **kw))
+
+
+@pytest.fixture
+def mailer(server) -> Mailer:
+    return Mailer(server)
+
+
+@pytest.fixture
+def players(mailer):
+    """alice and bob with accounts (welcome mails delivered)."""
+    assert mailer.send("alice@players.test", "signup alice alicepw").status == "applied"
+    assert mailer.send("bob@players.test", "signup bob bobpw").status == "applied"
+    return mailer

@@ -1,0 +1,139 @@
+"""Whole Great Kingdom games played by two players by mail: through a real SMTP
+listener (aiosmtpd) and through the webhook, ending by siege and by two passes."""
+
+import smtplib
+from email.message import EmailMessage
+from email.utils import make_msgid
+
+import pytest
+
+from pbm.smtpd import controller
+
+from .conftest import body, free_port, make_mail
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+
+
+class Channel:
+    """How a player's mail reaches the server."""
+
+    def __init__(self, kind, server, client):
+        self.kind, self.server, self.client = kind, server, client
+        self.listener = None
+        if kind == "smtp":
+            self.port = free_port()
+            self.listener = controller(server, "127.0.0.1", self.port)
+            self.listener.start()
+
+    def send(self, raw: bytes, sender: str, to: str):
+        if self.kind == "smtp":
+            with smtplib.SMTP("127.0.0.1", self.port, timeout=30) as smtp:
+                # SMTP lines end in CRLF, as every real client sends them.
+                smtp.sendmail(sender, [to], raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+        else:
+            response = self.client.post("/inbound/email", data=raw,
+                                        headers={"Content-Type": "message/rfc822"})
+            assert response.status_code == 200, response.get_data(as_text=True)
+            assert response.json["status"] in ("applied", "rejected")
+
+    def close(self):
+        if self.listener:
+            self.listener.stop()
+
+
+@pytest.fixture(params=["smtp", "webhook"])
+def channel(request, server, client):
+    ch = Channel(request.param, server, client)
+    yield ch
+    ch.close()
+
+
+def command(channel, sender, subject, text=""):
+    channel.send(make_mail(sender, subject, text), sender, "pbm@pbm.test")
+
+
+def reply(channel, outbox, sender, move, comment=""):
+    """Answer the latest board mail to ``sender`` the way a mail client does."""
+    last = [m for m in outbox.to(sender) if m["Reply-To"]][-1]
+    answer = EmailMessage()
+    answer["From"] = f"Player <{sender}>"
+    answer["To"] = str(last["Reply-To"])
+    answer["Subject"] = "Re: " + str(last["Subject"])
+    answer["Message-ID"] = make_msgid(domain="players.test")
+    answer["In-Reply-To"] = str(last["Message-ID"])
+    quoted = "\n".join("> " + line for line in body(last).split("\n"))
+    answer.set_content(f"{move}\n{comment}\n\nOn Sunday pbm wrote:\n{quoted}\n")
+    channel.send(bytes(answer), sender, last["Reply-To"].addresses[0].addr_spec)
+
+
+def board_rows(message) -> list[str]:
+    lines = body(message).split("\n")
+    start = next(i for i, line in enumerate(lines) if line.split() and line.split()[0] == "A")
+    return lines[start:start + 7]
+
+
+def test_whole_game_ending_in_a_siege(channel, outbox):
+    command(channel, ALICE, "signup alice alicepw")
+    command(channel, BOB, "signup bob bobpw")
+    command(channel, ALICE, "greatkingdom challenge alice bob -size=5")
+    start = outbox.to(BOB)[-1]
+    assert start["Subject"] == "Great Kingdom Board 101 alice"
+    assert "New game of Great Kingdom on board 101, started by alice." in body(start)
+
+    command(channel, ALICE, "greatkingdom move 101 alice alicepw B1", "Good luck!")
+    reply(channel, outbox, BOB, "A1", "Thanks, you too.")
+    before = len(outbox.all())
+    reply(channel, outbox, ALICE, "A2")
+    final = outbox.all()[before:]
+
+    # One mail to each player after every move, and the end announced to both.
+    assert sorted(m["To"].addresses[0].addr_spec for m in final) == [ALICE, BOB]
+    for message in final:
+        assert message["Subject"] == "Great Kingdom Board 101 game over"
+        assert "Game won by alice (Blue): siege: Blue destroyed A1." in body(message)
+        assert board_rows(message)[-2].split()[:3] == ["1", "*", "B"]
+        assert message["Auto-Submitted"] == "auto-replied"
+        assert "<board-101@pbm.test>" in message["References"]
+        assert all(len(line) <= 78 for line in body(message).split("\n"))
+    # Bob saw alice's comment on the first move, alice saw bob's.
+    assert any("alice says:\n> Good luck!" in body(m) for m in outbox.to(BOB))
+    assert any("bob says:\n> Thanks, you too." in body(m) for m in outbox.to(ALICE))
+    # Quoted text and attributions of the replies did not become comments.
+    assert not any("On Sunday pbm wrote" in body(m) for m in outbox.all())
+
+
+def test_every_move_mails_both_players_a_fresh_board(channel, outbox):
+    command(channel, ALICE, "signup alice alicepw")
+    command(channel, BOB, "signup bob bobpw")
+    command(channel, ALICE, "greatkingdom challenge alice bob")
+    outbox.new()
+    reply(channel, outbox, ALICE, "D4")
+    mails = outbox.new()
+    assert {m["To"].addresses[0].addr_spec for m in mails} == {ALICE, BOB}
+    for m in mails:
+        assert m["Subject"] == "Great Kingdom Board 101 bob"
+        assert "It is bob's turn (Orange)." in body(m)
+        assert "  4  .  .  . (B) .  .  .  .  .  4" in body(m)
+    alice_mail, bob_mail = sorted(mails, key=lambda m: str(m["To"]))
+    # Each player's Reply-To and private link are their own.
+    assert alice_mail["Reply-To"] != bob_mail["Reply-To"]
+    assert "http://pbm.test/play/" in body(alice_mail)
+
+
+@pytest.mark.parametrize("extra, winner, score, top_row", [
+    ([], "Game won by alice (Blue)", "Blue 9, Orange 6.", "5 B b B O o 5"),  # exactly +3: Blue wins
+    (["pass", "B5"], "Game won by bob (Orange)", "Blue 8, Orange 6.", "5 B B B O o 5"),  # +2 is not
+])
+def test_two_passes_count_territory_with_the_plus_three_rule(channel, outbox, extra, winner, score,
+                                                            top_row):
+    command(channel, ALICE, "signup alice alicepw")
+    command(channel, BOB, "signup bob bobpw")
+    command(channel, BOB, "greatkingdom challenge alice bob -size=5")
+    moves = ["C5", "D5", "C4", "D4", "C2", "D2", "C1", "D1", "A5", *extra, "pass", "pass"]
+    for number, move in enumerate(moves):
+        reply(channel, outbox, ALICE if number % 2 == 0 else BOB, move)
+    final = outbox.to(ALICE)[-1]
+    assert final["Subject"] == "Great Kingdom Board 101 game over"
+    text = " ".join(body(final).split())  # long status lines are wrapped at 78
+    assert f"{winner}: territory after two passes (Blue needs 3 more). {score}" in text
+    assert " ".join(board_rows(final)[1].split()) == top_row

@@ -1,0 +1,131 @@
+"""Reading real-world mail: MIME structures, encodings, auto-replies, reply tags."""
+
+from email.message import EmailMessage
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+
+import pytest
+
+from pbm.mail.inbound import (
+    find_reply_tag,
+    html_to_text,
+    parse_mail,
+    split_command,
+    visible_reply,
+)
+
+
+def test_multipart_alternative_prefers_the_plain_part():
+    m = MIMEMultipart("alternative")
+    m["From"] = "Alice <Alice@Players.Test>"
+    m["Subject"] = "greatkingdom show 101"
+    m.attach(MIMEText("plain text\n", "plain"))
+    m.attach(MIMEText("<p>html text</p>", "html"))
+    mail = parse_mail(m.as_bytes())
+    assert mail.sender == "alice@players.test"
+    assert mail.body.strip() == "plain text"
+
+
+def test_html_only_mail_is_read_as_text_and_blockquotes_are_quoted():
+    m = EmailMessage()
+    m["From"] = "bob@players.test"
+    m["Subject"] = "Re: Great Kingdom Board 101 bob"
+    m.set_content("<html><head><style>p{}</style></head><body><div>D4</div><div>good luck&nbsp;&amp; "
+                  "have fun</div><blockquote><p>old board</p></blockquote></body></html>", subtype="html")
+    mail = parse_mail(bytes(m))
+    assert split_command(visible_reply(mail.body)) == ("D4", "good luck & have fun")
+
+
+@pytest.mark.parametrize("cte", ["quoted-printable", "base64"])
+def test_transfer_encodings_are_decoded(cte):
+    m = EmailMessage()
+    m["From"] = "carol@players.test"
+    m["Subject"] = "signup carol pw"
+    m.set_content("Grüße aus Köln, a line long enough to be folded by quoted printable encoding "
+                  "when it goes over seventy-six characters\n", cte=cte)
+    assert f"Content-Transfer-Encoding: {cte}" in m.as_string()
+    mail = parse_mail(bytes(m))
+    assert "Grüße aus Köln" in mail.body and "seventy-six characters" in mail.body
+
+
+def test_non_utf8_charset_is_decoded():
+    raw = ("From: dave@players.test\nSubject: hello\nContent-Type: text/plain; charset=iso-8859-1\n"
+           "Content-Transfer-Encoding: 8bit\n\nD\xe9j\xe0 vu\n").encode("latin-1")
+    assert parse_mail(raw).body.strip() == "Déjà vu"
+
+
+def test_a_lying_charset_does_not_crash():
+    raw = b"From: eve@players.test\nSubject: x\nContent-Type: text/plain; charset=no-such-charset\n\nD4 \xff\n"
+    assert parse_mail(raw).body.startswith("D4")
+
+
+def test_encoded_subject_is_decoded():
+    raw = b"From: f@players.test\nSubject: =?utf-8?q?greatkingdom_show_101?=\n\n"
+    assert parse_mail(raw).subject == "greatkingdom show 101"
+
+
+def test_mail_without_sender_is_refused():
+    with pytest.raises(ValueError, match="no sender"):
+        parse_mail(b"Subject: help\n\nhello\n")
+
+
+def test_missing_message_id_gets_a_stable_one():
+    raw = b"From: g@players.test\nSubject: help\n\n"
+    assert parse_mail(raw).message_id == parse_mail(raw).message_id != parse_mail(raw + b"x").message_id
+
+
+@pytest.mark.parametrize("headers, reason", [
+    ({"Auto-Submitted": "auto-replied"}, "Auto-Submitted"),
+    ({"Precedence": "bulk"}, "Precedence"),
+    ({"Precedence": "list"}, "Precedence"),
+    ({"X-Autoreply": "yes"}, "X-Autoreply"),
+    ({"Return-Path": "<>"}, "empty return path"),
+])
+def test_auto_replies_are_recognised(headers, reason):
+    m = EmailMessage()
+    m["From"] = "h@players.test"
+    m["Subject"] = "Out of office"
+    for k, v in headers.items():
+        m[k] = v
+    m.set_content("I am away.")
+    assert reason in parse_mail(bytes(m)).automatic
+
+
+def test_bounces_are_recognised():
+    m = EmailMessage()
+    m["From"] = "MAILER-DAEMON@mx.players.test"
+    m["Subject"] = "Undelivered Mail Returned to Sender"
+    m.set_content("gone")
+    assert parse_mail(bytes(m)).automatic == "sent by mailer-daemon"
+    report = MIMEMultipart("report")
+    report["From"] = "postmaster2@mx.players.test"
+    report.attach(MIMEText("failed"))
+    assert parse_mail(report.as_bytes()).automatic == "delivery report"
+
+
+def test_normal_mail_and_auto_submitted_no_are_answered():
+    m = EmailMessage()
+    m["From"] = "i@players.test"
+    m["Auto-Submitted"] = "no"
+    m.set_content("help")
+    assert parse_mail(bytes(m)).automatic is None
+
+
+def test_quoted_reply_and_signature_are_removed():
+    body = ("E4\nWatch your left flank!\n\n-- \nBob, sent from the train\n\n"
+            "On Sun, Nov 29, 2026 at 10:00 AM pbm <pbm@pbm.test> wrote:\n> It is bob's turn.\n> board\n")
+    assert split_command(visible_reply(body)) == ("E4", "Watch your left flank!")
+
+
+def test_quote_above_the_answer_is_skipped():
+    assert split_command(visible_reply("> old\n> board\n\npass\n")) == ("pass", "")
+
+
+def test_reply_tag_is_found_in_any_recipient():
+    recipients = ["someone@else.test", "pbm+101.abc123@pbm.test"]
+    assert find_reply_tag(recipients, "pbm") == (101, "abc123")
+    assert find_reply_tag(["pbm@pbm.test"], "pbm") is None
+
+
+def test_html_to_text_keeps_lines():
+    assert html_to_text("a<br>b<p>c</p>") == "a\nb\nc"
