@@ -83,6 +83,7 @@ class _Work:
     applied: bool = False
     errors: list[str] = field(default_factory=list)
     board_id: int | None = None
+    current: Board | None = None  # the board the running command is about
 
 
 class Server:
@@ -206,13 +207,14 @@ class Server:
     def _guard(self, work: _Work, line: str | None, action) -> None:
         """Run one command; a player's mistake becomes an error mail, nothing else changes."""
         queued = len(work.mails)
+        work.current = None
         try:
             with work.session.begin_nested():
                 action()
                 work.applied = True
         except (PlayerError, CommandError, MoveError, OptionError) as error:
             del work.mails[queued:]  # rolled back with the savepoint
-            board = getattr(error, "board", None)
+            board = getattr(error, "board", None) or work.current
             usage = getattr(error, "usage", None)
             game = get_game(board.game) if board is not None else _game_of_line(line)
             work.errors.append(str(error))
@@ -366,6 +368,7 @@ class Server:
     def _reply_move(self, work: _Work, tag: tuple[int, str], line: str, comment: str) -> None:
         board_id, token = tag
         board, seat = self._board_by_token(work.session, token)
+        work.current = board if board is not None and board.id == board_id else None
         if board is None or board.id != board_id:
             raise PlayerError(f"The address you replied to does not belong to board {board_id} or any "
                               "other board; reply to your latest board mail, or use the move command.",
@@ -396,7 +399,7 @@ class Server:
         board = work.session.exec(query.with_for_update() if lock else query).first()
         if board is None:
             raise PlayerError(f"There is no board {board_id}.", USAGE["games"])
-        work.board_id = board.id
+        work.board_id, work.current = board.id, board
         if game_name and game_name != board.game:
             raise PlayerError(f"Board {board.id} is a {get_game(board.game).title} board, not "
                               f"{get_game(game_name).title}.", None, board)

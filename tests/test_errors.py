@@ -1,0 +1,147 @@
+"""Every player mistake gets one plain-sentence error mail to the sender only,
+with the original quoted, and changes nothing."""
+
+import pytest
+from sqlmodel import select
+
+from pbm.db import reading
+from pbm.models import Board, MoveRecord, Player
+
+from .conftest import body, make_mail
+
+ALICE, BOB, CAROL = "alice@players.test", "bob@players.test", "carol@players.test"
+
+
+@pytest.fixture
+def game(players, outbox):
+    """Board 101: alice (Blue) vs bob (Orange), alice has played D4; bob to move."""
+    mailer = players
+    assert mailer.send(CAROL, "signup carol carolpw").status == "applied"
+    assert mailer.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
+    assert mailer.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    outbox.new()
+    return mailer
+
+
+def snapshot(server):
+    with reading(server.engine) as s:
+        boards = [b.model_dump() for b in s.exec(select(Board)).all()]
+        moves = [m.model_dump() for m in s.exec(select(MoveRecord)).all()]
+        people = [p.model_dump() for p in s.exec(select(Player)).all()]
+    return boards, moves, people
+
+
+def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_subject=None, **kw):
+    before = snapshot(server)
+    result = mailer.send(sender, subject, text, **kw)
+    assert result.status == "rejected"
+    assert reason in result.error
+    mails = outbox.new()
+    assert len(mails) == 1, [m["Subject"] for m in mails]
+    error = mails[0]
+    assert error["To"].addresses[0].addr_spec == sender
+    if mail_subject:
+        assert error["Subject"] == mail_subject
+    content = " ".join(body(error).split())
+    assert reason in content
+    assert "Your message was:" in content and "Traceback" not in content
+    assert error["Auto-Submitted"] == "auto-replied"
+    assert snapshot(server) == before
+    return error
+
+
+@pytest.mark.parametrize("sender, subject, reason, mail_subject", [
+    (BOB, "greatkingdom move 101 bob wrongpw E4", "The password for bob is wrong.",
+     "Great Kingdom Board 101 Error"),
+    (ALICE, "greatkingdom move 101 alice alicepw E4", "It is not your turn on board 101: it is bob's turn",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom move 101 bob bobpw E5", "E5 holds the neutral castle; choose an empty point.",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom move 101 bob bobpw D4", "D4 already holds a castle",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom move 101 bob bobpw Z99", "Z99 is off the board; points run from A1 to J9.",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom move 101 bob bobpw castle", "'castle' is not a point",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom move 101 bob bobpw E4#5", "You sent move #5, but the next move on board 101 is #2",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom move 999 bob bobpw E4", "There is no board 999.", "Great Kingdom error"),
+    (BOB, "greatkingdom move 101 zed pw E4", "There is no player called zed",
+     "Great Kingdom Board 101 Error"),
+    (CAROL, "greatkingdom move 101 carol carolpw E4", "carol is not a player on board 101.",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "frobnicate 101", "'frobnicate' is neither a command nor a game", "pbm error"),
+    (BOB, "greatkingdom dance", "'dance' is not a greatkingdom command", "Great Kingdom error"),
+    (BOB, "greatkingdom show 101#7", "Board 101 has moves 0 to 1; there is no move #7.",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "signup alice pw1234", "The userid alice is taken", "pbm error"),
+    (BOB, "signup 9lives pw1234", "'9lives' cannot be a userid", "pbm error"),
+    ("dan@players.test", "signup dan pw1234 not-an-address", "is not a usable email address", "pbm error"),
+    ("dan@players.test", "greatkingdom challenge dan bob", "Only players with an account can challenge",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge alice bob", "You (carol) can only start games you play in yourself.",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol nobody", "There is no player called nobody", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -komi=7", "Great Kingdom has no option -komi",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -size=4", "-size must be an odd number from 5 to 19",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob --nagtime=9", "must come before the expiry",
+     "Great Kingdom error"),
+    (BOB, "change password bob wrong newpw", "The password for bob is wrong.", "pbm error"),
+    (BOB, "change address bob bobpw alice@players.test", "already belongs to the userid alice", "pbm error"),
+])
+def test_command_errors(server, outbox, game, sender, subject, reason, mail_subject):
+    expect_error(server, outbox, game, sender, subject, reason, mail_subject=mail_subject)
+
+
+def test_empty_mail_is_answered(server, outbox, game):
+    expect_error(server, outbox, game, BOB, "", "The message holds no command", mail_subject="pbm error")
+
+
+def test_finished_game_takes_no_more_moves(server, outbox, game):
+    assert game.send(BOB, "greatkingdom resign 101 bob bobpw").status == "applied"
+    outbox.new()
+    expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw E4",
+                 "Board 101 is finished (Game won by alice (Blue): Orange resigned.)")
+
+
+def _reply_tag(outbox_or_server, server, seat):
+    with reading(server.engine) as s:
+        board = s.get(Board, 101)
+        return board.token(seat)
+
+
+def test_forged_reply_tag_is_refused(server, outbox, game):
+    token = _reply_tag(outbox, server, 1)
+    expect_error(server, outbox, game, BOB, "Re: Great Kingdom Board 101 bob",
+                 "The address you replied to does not belong to board 101", text="E4",
+                 to=f"pbm+101.{token[:-3]}xyz@pbm.test")
+    expect_error(server, outbox, game, BOB, "Re: Great Kingdom Board 102 bob",
+                 "does not belong to board 102", text="E4", to=f"pbm+102.{token}@pbm.test")
+
+
+def test_reply_tag_from_another_address_is_refused(server, outbox, game):
+    token = _reply_tag(outbox, server, 1)
+    error = expect_error(server, outbox, game, CAROL, "Re: Great Kingdom Board 101 bob",
+                         "This reply address belongs to bob on board 101", text="E4",
+                         to=f"pbm+101.{token}@pbm.test")
+    assert error["Subject"] == "Great Kingdom Board 101 Error"
+
+
+def test_illegal_reply_move_quotes_the_original(server, outbox, game):
+    token = _reply_tag(outbox, server, 1)
+    error = expect_error(server, outbox, game, BOB, "Re: Great Kingdom Board 101 bob",
+                         "E5 holds the neutral castle", text="E5\nsome comment",
+                         to=f"pbm+101.{token}@pbm.test")
+    assert "> E5" in body(error) and "> some comment" in body(error)
+
+
+def test_one_bad_line_in_multiple_does_not_undo_the_good_ones(server, outbox, game):
+    result = game.send(BOB, "multiple", "greatkingdom move 101 bob bobpw E4\nfrobnicate\n")
+    assert result.status == "rejected"
+    mails = outbox.new()
+    subjects = sorted(m["Subject"] for m in mails)
+    assert subjects == ["Great Kingdom Board 101 alice", "Great Kingdom Board 101 alice", "pbm error"]
+    with reading(server.engine) as s:
+        assert s.get(Board, 101).move_count == 2
