@@ -108,18 +108,29 @@ def client(app):
 
 
 class Outbox:
-    """Reads what the server delivered to the Maildir."""
+    """Reads what the server delivered to the Maildir, in the order it arrived.
+
+    Mails are ordered by when a test first saw them (then by Date), not by
+    Date alone: under freezegun the Date headers go back in time."""
 
     def __init__(self, path: str):
         self.path = path
+        self.order: list[str] = []
+        self.messages: dict[str, EmailMessage] = {}
         self.seen = 0
 
-    def all(self) -> list[EmailMessage]:
+    def _refresh(self) -> None:
         if not Path(self.path, "new").exists():
-            return []
+            return
         box = mailbox.Maildir(self.path, create=False)
-        messages = [message_from_bytes(box.get_bytes(key), policy=policy.default) for key in box.keys()]
-        return sorted(messages, key=lambda m: (m["Date"].datetime, str(m["Message-ID"])))
+        fresh = {key: message_from_bytes(box.get_bytes(key), policy=policy.default)
+                 for key in box.keys() if key not in self.messages}
+        self.messages.update(fresh)
+        self.order += sorted(fresh, key=lambda k: (fresh[k]["Date"].datetime, str(fresh[k]["Message-ID"])))
+
+    def all(self) -> list[EmailMessage]:
+        self._refresh()
+        return [self.messages[key] for key in self.order]
 
     def new(self) -> list[EmailMessage]:
         """Mails delivered since the last call."""
@@ -157,16 +168,18 @@ def make_mail(sender: str, subject: str, text: str = "", to: str = "pbm@pbm.test
 class Mailer:
     """Sends player mails into the server through the direct ingest path."""
 
-    def __init__(self, server):
-        self.server = server
+    def __init__(self, server, outbox: Outbox):
+        self.server, self.outbox = server, outbox
 
     def send(self, sender, subject, text="", **kw):
-        return self.server.handle_raw(make_mail(sender, subject, text, **kw))
+        result = self.server.handle_raw(make_mail(sender, subject, text, **kw))
+        self.outbox.all()  # note the arrival order of what this mail caused
+        return result
 
 
 @pytest.fixture
-def mailer(server) -> Mailer:
-    return Mailer(server)
+def mailer(server, outbox) -> Mailer:
+    return Mailer(server, outbox)
 
 
 @pytest.fixture

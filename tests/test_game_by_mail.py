@@ -42,14 +42,16 @@ class Channel:
 
 
 @pytest.fixture(params=["smtp", "webhook"])
-def channel(request, server, client):
+def channel(request, server, client, outbox):
     ch = Channel(request.param, server, client)
+    ch.outbox = outbox
     yield ch
     ch.close()
 
 
 def command(channel, sender, subject, text=""):
     channel.send(make_mail(sender, subject, text), sender, "pbm@pbm.test")
+    channel.outbox.all()
 
 
 def reply(channel, outbox, sender, move, comment=""):
@@ -64,6 +66,7 @@ def reply(channel, outbox, sender, move, comment=""):
     quoted = "\n".join("> " + line for line in body(last).split("\n"))
     answer.set_content(f"{move}\n{comment}\n\nOn Sunday pbm wrote:\n{quoted}\n")
     channel.send(bytes(answer), sender, last["Reply-To"].addresses[0].addr_spec)
+    outbox.all()
 
 
 def board_rows(message) -> list[str]:

@@ -1,0 +1,198 @@
+"""Nothing lost, nothing twice: repeated Message-IDs, concurrent moves,
+outbox retries, and no mail for work that rolled back."""
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from aiosmtpd.controller import Controller
+from sqlmodel import select
+
+from pbm.db import reading
+from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail
+from pbm.outbox import backoff, deliver_due
+
+from .conftest import free_port, make_mail
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+
+
+@pytest.fixture
+def board(players, outbox):
+    assert players.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
+    outbox.new()
+    return players
+
+
+def moves(server):
+    with reading(server.engine) as s:
+        return [m.text for m in s.exec(select(MoveRecord).order_by(MoveRecord.number)).all()]
+
+
+def test_a_repeated_message_id_is_applied_once(server, outbox, board):
+    raw = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4", message_id="<same@players.test>")
+    assert server.handle_raw(raw).status == "applied"
+    first = outbox.new()
+    assert len(first) == 2
+    assert server.handle_raw(raw).status == "duplicate"
+    assert outbox.new() == []
+    assert moves(server) == ["D4"]
+
+
+def test_a_repeated_error_mail_is_answered_once(server, outbox, board):
+    raw = make_mail(BOB, "greatkingdom move 101 bob bobpw D4", message_id="<oops@players.test>")
+    assert server.handle_raw(raw).status == "rejected"
+    assert server.handle_raw(raw).status == "duplicate"
+    assert len(outbox.new()) == 1
+
+
+def test_the_same_message_through_the_webhook_is_a_duplicate(server, client, outbox, board):
+    raw = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4", message_id="<hook@players.test>")
+    first = client.post("/inbound/email", data=raw, content_type="message/rfc822").json
+    again = client.post("/inbound/email", data=raw, content_type="message/rfc822").json
+    assert first == {"status": "applied", "board": 101, "error": None}
+    assert again == {"status": "duplicate", "board": None, "error": None}
+
+
+def test_concurrent_copies_of_one_message_apply_once(server, outbox, board):
+    raw = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4", message_id="<race@players.test>")
+    results = []
+    barrier = threading.Barrier(6)
+
+    def send():
+        barrier.wait()
+        results.append(server.handle_raw(raw).status)
+
+    threads = [threading.Thread(target=send) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["applied"] + ["duplicate"] * 5
+    assert moves(server) == ["D4"]
+
+
+def test_concurrent_moves_on_one_board_only_one_applies(server, outbox, board):
+    """Six different moves for the same turn race; exactly one lands, the others
+    are told it is not their turn or the move number is stale."""
+    results = []
+    barrier = threading.Barrier(6)
+    points = ["A1", "B2", "C3", "D4", "F6", "G7"]
+
+    def send(point):
+        barrier.wait()
+        raw = make_mail(ALICE, f"greatkingdom move 101 alice alicepw {point}#1")
+        results.append(server.handle_raw(raw))
+
+    threads = [threading.Thread(target=send, args=(p,)) for p in points]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(r.status for r in results)
+    assert statuses == ["applied"] + ["rejected"] * 5
+    assert len(moves(server)) == 1
+    for r in results:
+        if r.status == "rejected":
+            assert "It is not your turn" in r.error or "the next move on board 101 is #2" in r.error
+    with reading(server.engine) as s:
+        b = s.get(Board, 101)
+        assert b.move_count == 1 and b.state["turn"] == 1
+
+
+def test_auto_replies_are_recorded_and_never_answered(server, outbox, board):
+    raw = make_mail(BOB, "Out of office", "I am away", headers={"Auto-Submitted": "auto-replied"})
+    assert server.handle_raw(raw).status == "ignored"
+    assert outbox.new() == []
+    with reading(server.engine) as s:
+        record = s.exec(select(InboundMessage).where(InboundMessage.sender == BOB,
+                                                     InboundMessage.status == "ignored")).one()
+        assert record.error == "Auto-Submitted: auto-replied"
+
+
+def test_work_that_rolls_back_sends_nothing(server, outbox, board, monkeypatch):
+    """A failure after the mails were queued (here: writing the log) leaves no outbox row."""
+    from pbm import play
+
+    def broken_record(self, work, board, players, record, state, outcome):
+        self._board_mails(work, board, players, comment="", mover=0)
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(play.Server, "_record", broken_record)
+    with pytest.raises(RuntimeError):
+        server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4"))
+    assert outbox.new() == []
+    with reading(server.engine) as s:
+        assert s.exec(select(OutboxMail).where(OutboxMail.board_id == 101,
+                                               OutboxMail.status != "sent")).all() == []
+    assert moves(server) == []
+
+
+class Sink:
+    """A real SMTP server that can refuse for a while."""
+
+    def __init__(self):
+        self.received = []
+        handler = self
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):
+                if handler.refuse:
+                    return "451 try again later"
+                handler.received.append(envelope)
+                return "250 OK"
+
+        self.refuse = True
+        self.port = free_port()
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+
+
+@pytest.fixture
+def sink():
+    s = Sink()
+    s.controller.start()
+    yield s
+    s.controller.stop()
+
+
+@pytest.fixture
+def smtp_overrides(overrides, sink):
+    return {**overrides, "mail_backend": "smtp", "smtp_host": "127.0.0.1", "smtp_port": sink.port}
+
+
+def test_smtp_failures_are_retried_with_backoff_and_the_same_message_id(smtp_overrides, sink):
+    from pbm import create_app
+
+    app = create_app(smtp_overrides)
+    server = app.extensions["pbm"]
+    try:
+        result = server.handle_raw(make_mail(ALICE, "help"))
+        assert result.status == "applied"  # answered at once, although the relay refuses
+        # The background attempt right after commit was refused (451) and rescheduled.
+        for _ in range(200):
+            with reading(server.engine) as s:
+                row = s.exec(select(OutboxMail)).one()
+            if row.attempts == 1 and row.status == "pending":
+                break
+            time.sleep(0.05)
+        assert (row.status, row.attempts) == ("pending", 1)
+        assert "451" in row.last_error
+        retry_at = row.next_attempt_at
+        assert timedelta(seconds=50) < retry_at - row.created_at < timedelta(seconds=70)
+        sink.refuse = False
+        assert deliver_due(server.engine, server.settings, retry_at - timedelta(seconds=1)) == 0
+        assert deliver_due(server.engine, server.settings, retry_at) == 1
+        assert deliver_due(server.engine, server.settings, retry_at + timedelta(hours=1)) == 0
+        assert len(sink.received) == 1
+        assert f"Message-ID: {row.message_id}" in sink.received[0].content.decode()
+        with reading(server.engine) as s:
+            row = s.exec(select(OutboxMail)).one()
+        assert (row.status, row.attempts) == ("sent", 2)
+    finally:
+        server.engine.dispose()
+
+
+def test_backoff_doubles_up_to_six_hours():
+    assert [backoff(n).total_seconds() for n in (1, 2, 3, 4)] == [60, 120, 240, 480]
+    assert backoff(30) == timedelta(hours=6)

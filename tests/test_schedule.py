@@ -1,0 +1,128 @@
+"""Reminders and expiry, by moving the clock (freezegun), never by sleeping."""
+
+import threading
+
+from freezegun import freeze_time
+from sqlmodel import select
+
+from pbm.boardview import BoardView
+from pbm.db import reading
+from pbm.models import Board, MoveRecord, Player
+from pbm.scheduler import sweep
+
+from .conftest import body
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+T0 = "2026-11-01 12:00:00"
+
+
+def board(server):
+    with reading(server.engine) as s:
+        return s.get(Board, 101)
+
+
+def test_reminder_once_then_expiry_forfeits_the_player_to_move(server, players, outbox):
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+    with freeze_time("2026-11-02 12:00:00"):
+        assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    with freeze_time("2026-11-03 12:00:00"):
+        assert players.send(BOB, "greatkingdom move 101 bob bobpw F6").status == "applied"  # started
+    outbox.new()
+    with freeze_time("2026-11-07 11:59:00"):  # alice to move; 4 days not yet over
+        assert sweep(server) == {"reminders": 0, "expired": 0, "delivered": 0}
+    with freeze_time("2026-11-07 12:01:00"):
+        assert sweep(server)["reminders"] == 1
+        assert sweep(server)["reminders"] == 0  # never twice
+    mails = outbox.new()
+    assert len(mails) == 1
+    reminder = mails[0]
+    assert reminder["To"].addresses[0].addr_spec == ALICE
+    assert reminder["Subject"] == "Great Kingdom Board 101 reminder"
+    assert reminder["Auto-Submitted"] == "auto-generated"
+    assert "If no move arrives by 2026-11-10 12:00 UTC, the game ends and you forfeit." in \
+        " ".join(body(reminder).split())
+    with freeze_time("2026-11-10 12:00:01"):
+        assert sweep(server) == {"reminders": 0, "expired": 1, "delivered": 0}
+        assert sweep(server)["expired"] == 0
+    mails = outbox.new()
+    assert sorted(m["To"].addresses[0].addr_spec for m in mails) == [ALICE, BOB]
+    for m in mails:
+        assert m["Auto-Submitted"] == "auto-generated"
+        text = " ".join(body(m).split())
+        assert "Board 101 has expired: no move arrived in 7 days." in text
+        assert "Game won by bob (Orange): Blue ran out of time." in text
+    b = board(server)
+    assert b.status == "finished" and b.outcome["winner"] == 1
+    with reading(server.engine) as s:
+        records = s.exec(select(MoveRecord).order_by(MoveRecord.number)).all()
+        assert [(r.kind, r.seat) for r in records] == [("move", 0), ("move", 1), ("forfeit", 0)]
+        # The log is the truth: replaying it gives the stored result.
+        players_ = (s.get(Player, b.seat0_id), s.get(Player, b.seat1_id))
+        assert BoardView.at(b, players_, records, 3).outcome.to_json() == b.outcome
+
+
+def test_a_move_resets_the_reminder_clock(server, players, outbox):
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+    with freeze_time("2026-11-05 13:00:00"):
+        assert sweep(server)["reminders"] == 1  # alice reminded
+        assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    with freeze_time("2026-11-09 12:00:00"):  # 3 days 23 hours since alice's move
+        assert sweep(server)["reminders"] == 0
+    with freeze_time("2026-11-09 13:01:00"):
+        assert sweep(server)["reminders"] == 1  # now bob
+    assert outbox.to(BOB)[-1]["Subject"] == "Great Kingdom Board 101 reminder"
+
+
+def test_an_unstarted_game_is_cancelled_and_both_are_told(server, players, outbox):
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob --nagtime=1 --expiretime=2")
+        players.send(ALICE, "greatkingdom move 101 alice alicepw D4")  # bob never answers
+    outbox.new()
+    with freeze_time("2026-11-02 12:00:01"):
+        assert sweep(server)["reminders"] == 1
+    with freeze_time("2026-11-03 12:00:01"):
+        assert sweep(server)["expired"] == 1
+    mails = outbox.new()
+    assert [m["To"].addresses[0].addr_spec for m in mails][0] == BOB  # the reminder
+    ends = mails[1:]
+    assert sorted(m["To"].addresses[0].addr_spec for m in ends) == [ALICE, BOB]
+    assert all("Game drawn: cancelled: the game expired before both players had moved." in
+               " ".join(body(m).split()) for m in ends)
+    assert board(server).outcome == {"winner": None, "reason":
+                                     "cancelled: the game expired before both players had moved",
+                                     "score": None}
+
+
+def test_sweeps_from_two_processes_at_once_send_one_reminder(server, players, outbox, app):
+    from pbm import create_app
+
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+    outbox.new()
+    other = create_app(app.config["PBM_SETTINGS"].__dict__).extensions["pbm"]  # a second "process"
+    results = []
+    barrier = threading.Barrier(4)
+
+    def run(srv):
+        barrier.wait()
+        results.append(srv.send_reminders())
+
+    with freeze_time("2026-11-06 00:00:00"):
+        threads = [threading.Thread(target=run, args=(s,)) for s in (server, other, server, other)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    other.engine.dispose()
+    assert sum(results) == 1
+    assert len(outbox.new()) == 1
+
+
+def test_finished_games_are_never_reminded(server, players, outbox):
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+        players.send(ALICE, "greatkingdom resign 101 alice alicepw")
+    with freeze_time("2026-12-30 00:00:00"):
+        assert sweep(server) == {"reminders": 0, "expired": 0, "delivered": 0}
