@@ -66,6 +66,7 @@ def cmd_db(args) -> int:
 def cmd_ingest(args) -> int:
     from sqlalchemy.exc import OperationalError
 
+    from .mail.inbound import MalformedMail
     from .play import Server
 
     raw = open(args.file, "rb").read() if args.file and args.file != "-" else sys.stdin.buffer.read()
@@ -75,6 +76,9 @@ def cmd_ingest(args) -> int:
         return 0
     try:
         result = Server(settings).handle_raw(raw)
+    except MalformedMail as error:  # retrying cannot help, and there is no one to answer
+        print(f"pbm ingest: message not handled: {error}", file=sys.stderr)
+        return 0
     except OperationalError as error:
         print(f"pbm ingest: database unavailable, try again later: {error}", file=sys.stderr)
         return EX_TEMPFAIL

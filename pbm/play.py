@@ -97,14 +97,11 @@ class Server:
 
     def handle_raw(self, raw: bytes, envelope_recipients: list[str] | None = None,
                    now: datetime | None = None) -> HandleResult:
-        """Handle one raw RFC 5322 message. A mail with no sender is ``ignored``
-        (there is no one to answer); callers check size limits beforehand."""
-        try:
-            mail = parse_mail(raw, envelope_recipients)
-        except ValueError as error:
-            log.warning("unreadable inbound mail: %s", error)
-            return HandleResult("ignored", error=f"The message could not be used: {error}.")
-        return self.handle(mail, now)
+        """Handle one raw RFC 5322 message; callers check size limits beforehand.
+
+        Raises MalformedMail for bytes that hold no answerable message (no
+        sender): there is no one to tell, so the caller refuses it."""
+        return self.handle(parse_mail(raw, envelope_recipients), now)
 
     def handle(self, mail: InboundMail, now: datetime | None = None) -> HandleResult:
         now = now or utcnow()

@@ -7,6 +7,7 @@ import logging
 
 from aiosmtpd.controller import Controller
 
+from .mail.inbound import MalformedMail
 from .play import Server
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,8 @@ class InboundHandler:
         try:
             loop = asyncio.get_running_loop()  # database work must not block the SMTP loop
             result = await loop.run_in_executor(None, self.server.handle_raw, raw, list(envelope.rcpt_tos))
+        except MalformedMail as error:
+            return f"550 Message not accepted: {error}"
         except Exception:
             log.exception("inbound mail failed")
             return "451 Temporary failure, please try again later"

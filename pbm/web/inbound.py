@@ -20,6 +20,8 @@ from email.utils import formatdate
 from flask import Blueprint, abort, current_app, jsonify, request
 from sqlalchemy.exc import OperationalError
 
+from ..mail.inbound import MalformedMail
+
 bp = Blueprint("inbound", __name__)
 
 MAILGUN_MAX_AGE = 15 * 60  # seconds a Mailgun signature stays valid
@@ -116,9 +118,9 @@ def inbound_email():
         abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
     try:
         result = server.handle_raw(raw, envelope)
+    except MalformedMail as error:
+        abort(400, f"The message could not be used: {error}.")
     except OperationalError:
         current_app.logger.exception("database unavailable")
         return jsonify(status="error", board=None, error="The server is busy; try again later."), 503
-    if result.status == "ignored" and result.error:
-        abort(400, result.error)
     return jsonify(result.to_json())

@@ -1,0 +1,24 @@
+"""Imports point inward: game rules stay pure (no web, database, mail, clock or global random)."""
+
+import ast
+from pathlib import Path
+
+import pbm.games
+
+FORBIDDEN_MODULES = {"flask", "sqlmodel", "sqlalchemy", "smtplib", "email", "apscheduler", "random"}
+
+
+def test_game_modules_are_pure():
+    for path in Path(pbm.games.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                names = []
+            for name in names:
+                assert name.split(".")[0] not in FORBIDDEN_MODULES, f"{path.name} imports {name}"
+            if isinstance(node, ast.Attribute) and node.attr in ("now", "utcnow", "today"):
+                raise AssertionError(f"{path.name} reads the clock")

@@ -1,0 +1,81 @@
+"""The ``pbm`` command line, run as a real process."""
+
+import json
+import mailbox
+import os
+import smtplib
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from .conftest import free_port, make_mail
+
+
+def pbm(*args, env, stdin=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "pbm.cli", *args], input=stdin, env=env,
+                          capture_output=True, timeout=timeout)
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {**os.environ, "PBM_INSTANCE_PATH": str(tmp_path / "instance"),
+            "PBM_SERVER_ADDRESS": "pbm@pbm.test", "PBM_LOG_LEVEL": "WARNING"}
+
+
+def test_db_upgrade_then_ingest_then_sweep(env, tmp_path):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    assert (tmp_path / "instance" / "pbm.sqlite3").exists()
+    mail_file = tmp_path / "signup.eml"
+    mail_file.write_bytes(make_mail("alice@players.test", "signup alice alicepw"))
+    done = pbm("ingest", str(mail_file), env=env)
+    assert done.returncode == 0 and done.stdout.decode().startswith("applied")
+    again = pbm("ingest", env=env, stdin=mail_file.read_bytes())
+    assert again.returncode == 0 and again.stdout.decode().startswith("duplicate")
+    box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
+    assert len(box) == 1
+    swept = pbm("sweep", env=env)
+    assert swept.returncode == 0 and swept.stdout.decode().strip() == "reminders=0 expired=0 delivered=0"
+
+
+def test_ingest_exits_75_when_the_database_is_unavailable(env, tmp_path):
+    env = {**env, "PBM_DATABASE_URL": f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/none"}
+    result = pbm("ingest", env=env, stdin=make_mail("alice@players.test", "help"))
+    assert result.returncode == 75
+    assert b"try again later" in result.stderr
+
+
+def test_ingest_of_a_mail_without_sender_exits_0_and_says_why(env):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    result = pbm("ingest", env=env, stdin=b"Subject: help\n\nhello\n")
+    assert result.returncode == 0 and b"no sender" in result.stderr
+
+
+def test_serve_runs_web_scheduler_and_smtp_in_one_process(env, tmp_path):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    port, smtp_port = free_port(), free_port()
+    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port),
+                                "--smtp-port", str(smtp_port)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    health = json.load(r)
+                    server_header = r.headers.get("Server", "")
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert health == {"status": "ok", "database": "ok"}
+        assert "waitress" in server_header  # a production WSGI server, not Flask's
+        with smtplib.SMTP("127.0.0.1", smtp_port, timeout=30) as smtp:
+            raw = make_mail("alice@players.test", "signup alice alicepw").replace(b"\n", b"\r\n")
+            smtp.sendmail("alice@players.test", ["pbm@pbm.test"], raw)
+        box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
+        assert [m["Subject"] for m in box] == ["pbm signup"]
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0].decode()
+    assert f"http://127.0.0.1:{port}/" in output and f"127.0.0.1:{smtp_port}" in output
