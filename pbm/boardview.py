@@ -49,7 +49,7 @@ class BoardView:
     board: Board
     game: Game
     players: tuple[Player, Player]
-    records: list[MoveRecord]  # the log up to the shown move
+    records: list[MoveRecord]  # the log up to the shown move (or only its tail, for mails)
     state: object
     outcome: Outcome | None
     at_move: int  # number of log entries applied
@@ -116,7 +116,7 @@ class BoardView:
         parts.append("")
         moves = self.move_lines(recent)
         if moves:
-            shown = f" (the last {len(moves)} of {len(self.records)})" if len(moves) < len(self.records) else ""
+            shown = f" (the last {len(moves)} of {self.at_move})" if len(moves) < self.at_move else ""
             parts += [f"Moves{shown}:", *moves, ""]
         parts.append(self.game.diagram(self.state))
         return "\n".join(parts).rstrip() + "\n"

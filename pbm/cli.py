@@ -26,8 +26,9 @@ def cmd_serve(args) -> int:
     app = create_app()
     server = app.extensions["pbm"]
     settings = server.settings
-    jobs = scheduler.build(server, background=True)
-    jobs.start()
+    jobs = None if args.no_scheduler else scheduler.build(server, background=True)
+    if jobs:
+        jobs.start()
     listener = None
     if args.smtp_port:
         listener = smtpd.controller(server, args.host, args.smtp_port)
@@ -48,18 +49,28 @@ def cmd_serve(args) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        jobs.shutdown(wait=False)
+        if jobs:
+            jobs.shutdown(wait=False)
         if listener:
             listener.stop()
     return 0
 
 
-def cmd_db(args) -> int:
+def cmd_db_upgrade(args) -> int:
     from .migrate import upgrade
 
     settings = _settings()
     upgrade(settings.database_url)
     print(f"database is up to date: {settings.database_url}")
+    return 0
+
+
+def cmd_db_revision(args) -> int:
+    from alembic import command
+
+    from .migrate import alembic_config
+
+    command.revision(alembic_config(_settings().database_url), message=args.message, autogenerate=True)
     return 0
 
 
@@ -142,12 +153,17 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=5000)
     serve.add_argument("--smtp-port", type=int, default=None)
     serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--no-scheduler", action="store_true",
+                       help="leave the periodic jobs to a separate `pbm scheduler`")
     serve.add_argument("--banner", default="", help=argparse.SUPPRESS)
     serve.set_defaults(func=cmd_serve)
 
     db = sub.add_parser("db", help="database tasks")
     db_sub = db.add_subparsers(dest="db_command", required=True)
-    db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db)
+    db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)
+    revision = db_sub.add_parser("revision", help="write a migration for changed models")
+    revision.add_argument("message")
+    revision.set_defaults(func=cmd_db_revision)
 
     ingest = sub.add_parser("ingest", help="process one raw mail (file or stdin)")
     ingest.add_argument("file", nargs="?")

@@ -141,6 +141,7 @@ class OutboxMail(SQLModel, table=True):
     attempts: int = 0
     next_attempt_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
     claimed_until: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
+    claim: Optional[str] = Field(default=None, max_length=32)  # who is sending it now
     last_error: Optional[str] = Field(default=None, sa_type=sa.Text)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     sent_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.policy
 import logging
 import threading
+import uuid
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
@@ -50,42 +51,45 @@ def backoff(attempts: int) -> timedelta:
     return min(FIRST_RETRY * (2 ** max(0, attempts - 1)), LONGEST_RETRY)
 
 
-def _claim(engine: Engine, mail_id: int, now: datetime) -> OutboxMail | None:
+def _claim(engine: Engine, mail_ids: list[int], now: datetime) -> list[OutboxMail]:
+    """Take the given mails that nobody else is sending (one conditional UPDATE)."""
+    claimable = or_(
+        and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
+        and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
+    )
+    token = uuid.uuid4().hex
     with transaction(engine) as session:
-        claimable = or_(
-            and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
-            and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
-        )
-        result = session.execute(
+        session.execute(
             update(OutboxMail)
-            .where(OutboxMail.id == mail_id, claimable)
-            .values(status="sending", claimed_until=now + CLAIM_LEASE, attempts=OutboxMail.attempts + 1))
-        if result.rowcount != 1:
-            return None
-        return session.get(OutboxMail, mail_id)
+            .where(OutboxMail.id.in_(mail_ids), claimable)
+            .values(status="sending", claimed_until=now + CLAIM_LEASE, claim=token,
+                    attempts=OutboxMail.attempts + 1))
+        return list(session.exec(select(OutboxMail).where(OutboxMail.claim == token,
+                                                          OutboxMail.status == "sending")
+                                 .order_by(OutboxMail.id)).all())
 
 
-def deliver(engine: Engine, settings: Settings, mail_id: int, now: datetime | None = None) -> bool:
-    """Try to send one outbox mail now; True when it went out."""
+def deliver(engine: Engine, settings: Settings, mail_ids: list[int], now: datetime | None = None) -> int:
+    """Try to send the given outbox mails now; returns how many went out."""
     now = now or utcnow()
-    row = _claim(engine, mail_id, now)
-    if row is None:
-        return False
-    try:
-        send(settings, settings.server_address, row.recipient, row.raw)
-    except DeliveryError as error:
-        failed = row.attempts >= MAX_ATTEMPTS
-        log.warning("mail %s to %s failed (attempt %d): %s", row.message_id, row.recipient,
-                    row.attempts, error)
-        with transaction(engine) as session:
-            session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(
-                status="failed" if failed else "pending", claimed_until=None,
-                next_attempt_at=now + backoff(row.attempts), last_error=str(error)[:2000]))
-        return False
+    sent, failed = [], []
+    for row in _claim(engine, mail_ids, now):
+        try:
+            send(settings, settings.server_address, row.recipient, row.raw)
+            sent.append(row.id)
+        except DeliveryError as error:
+            log.warning("mail %s to %s failed (attempt %d): %s", row.message_id, row.recipient,
+                        row.attempts, error)
+            failed.append((row, str(error)))
     with transaction(engine) as session:
-        session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(
-            status="sent", sent_at=utcnow(), claimed_until=None, last_error=None))
-    return True
+        if sent:
+            session.execute(update(OutboxMail).where(OutboxMail.id.in_(sent)).values(
+                status="sent", sent_at=utcnow(), claimed_until=None, last_error=None))
+        for row, error in failed:
+            session.execute(update(OutboxMail).where(OutboxMail.id == row.id).values(
+                status="failed" if row.attempts >= MAX_ATTEMPTS else "pending", claimed_until=None,
+                next_attempt_at=now + backoff(row.attempts), last_error=error[:2000]))
+    return len(sent)
 
 
 def deliver_after_commit(engine: Engine, settings: Settings, mail_ids: list[int]) -> None:
@@ -101,11 +105,10 @@ def deliver_after_commit(engine: Engine, settings: Settings, mail_ids: list[int]
 
 
 def _deliver_all(engine: Engine, settings: Settings, mail_ids: list[int]) -> None:
-    for mail_id in mail_ids:
-        try:
-            deliver(engine, settings, mail_id)
-        except Exception:  # the scheduler's sweep will retry; never lose the answer
-            log.exception("delivering outbox mail %s failed", mail_id)
+    try:
+        deliver(engine, settings, mail_ids)
+    except Exception:  # the scheduler's sweep will retry; never lose the answer
+        log.exception("delivering outbox mails %s failed", mail_ids)
 
 
 def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
@@ -116,4 +119,4 @@ def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None)
             and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
             and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
         )).order_by(OutboxMail.id).limit(500)).all()
-    return sum(deliver(engine, settings, mail_id, now) for mail_id in ids)
+    return deliver(engine, settings, list(ids), now) if ids else 0

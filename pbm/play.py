@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
 MIN_PASSWORD = 4
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+RECENT_MOVES = 10  # moves listed in a board mail
 
 
 class PlayerError(Exception):
@@ -459,9 +460,12 @@ class Server:
     def _players(self, session: Session, board: Board) -> tuple[Player, Player]:
         return session.get(Player, board.seat0_id), session.get(Player, board.seat1_id)
 
-    def _records(self, session: Session, board: Board) -> list[MoveRecord]:
-        return list(session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id)
-                                 .order_by(MoveRecord.number)).all())
+    def _records(self, session: Session, board: Board, last: int | None = None) -> list[MoveRecord]:
+        """The board's log in order; with ``last``, only its final entries."""
+        query = select(MoveRecord).where(MoveRecord.board_id == board.id)
+        if last is None:
+            return list(session.exec(query.order_by(MoveRecord.number)).all())
+        return list(reversed(session.exec(query.order_by(MoveRecord.number.desc()).limit(last)).all()))
 
     def _cmd_show(self, work: _Work, command: Command, comment: str) -> None:
         board = self._load_board(work, command.board, command.game, lock=False)
@@ -571,8 +575,7 @@ class Server:
     def _board_mails(self, work: _Work, board: Board, players, comment: str, mover: int | None,
                      invited: set[int] = frozenset(), challenger: Player | None = None,
                      auto: str = "auto-replied", notice: str = "") -> None:
-        records = self._records(work.session, board)
-        view = BoardView.current(board, players, records)
+        view = BoardView.current(board, players, self._records(work.session, board, last=RECENT_MOVES))
         for seat in (0, 1):
             player = players[seat]
             intro = notice
@@ -611,7 +614,7 @@ class Server:
                 session.refresh(board)
                 work = _Work(session, now, None)
                 players = self._players(session, board)
-                view = BoardView.current(board, players, self._records(session, board))
+                view = BoardView.current(board, players, self._records(session, board, last=RECENT_MOVES))
                 seat = view.to_move()
                 if seat is None:
                     continue

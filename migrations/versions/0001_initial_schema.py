@@ -43,6 +43,7 @@ def upgrade() -> None:
     sa.Column('attempts', sa.Integer(), nullable=False),
     sa.Column('next_attempt_at', pbm.models.UTCDateTime(timezone=True), nullable=False),
     sa.Column('claimed_until', pbm.models.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('claim', sqlmodel.sql.sqltypes.AutoString(length=32), nullable=True),
     sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('created_at', pbm.models.UTCDateTime(timezone=True), nullable=False),
     sa.Column('sent_at', pbm.models.UTCDateTime(timezone=True), nullable=True),

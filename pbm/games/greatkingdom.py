@@ -10,6 +10,7 @@ two passes Blue needs ``margin`` (3) more territory points than Orange.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .base import (
     IllegalMoveError,
@@ -72,8 +73,12 @@ def _group(board, start: int, size: int) -> tuple[set[int], bool]:
     return group, free
 
 
-def territory(board, size: int, colour: int) -> set[int]:
-    """Empty points that are ``colour``'s territory (see the module docstring)."""
+@lru_cache(maxsize=4096)
+def territory(board: tuple[int, ...], size: int, colour: int) -> frozenset[int]:
+    """Empty points that are ``colour``'s territory (see the module docstring).
+
+    Cached: a position's territory is asked for by the move check, the
+    diagram and the status line of every mail."""
     enemy = ORANGE if colour == BLUE else BLUE
     seen: set[int] = set()
     owned: set[int] = set()
@@ -100,7 +105,7 @@ def territory(board, size: int, colour: int) -> set[int]:
         seen |= region
         if not has_enemy and len(edges) < 4:
             owned |= region
-    return owned
+    return frozenset(owned)
 
 
 class GreatKingdom:

@@ -1,0 +1,199 @@
+"""``make bench``: whole games through ``POST /inbound/email`` against the
+production server (``pbm serve``, waitress) on loopback, by several
+concurrent clients; prints moves per second and latency percentiles for
+SQLite and, when one answers at 127.0.0.1:5432, PostgreSQL.
+
+A figure, not a pass/fail test. Options: --clients, --games, --size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mailbox
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pbm.games import get_game  # noqa: E402
+
+POSTGRES_ADMIN = os.environ.get("PBM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mail(sender: str, to: str, subject: str, text: str = "") -> bytes:
+    m = EmailMessage()
+    m["From"], m["To"], m["Subject"] = sender, to, subject
+    m["Message-ID"] = make_msgid(domain="bench.test")
+    m.set_content(text or "\n")
+    return bytes(m)
+
+
+class Client:
+    def __init__(self, base: str):
+        self.base = base
+
+    def post(self, raw: bytes) -> tuple[dict, float]:
+        request = urllib.request.Request(self.base + "/inbound/email", data=raw,
+                                         headers={"Content-Type": "message/rfc822"})
+        start = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer = json.load(response)
+        return answer, time.perf_counter() - start
+
+
+def reply_tags(maildir: str) -> dict[tuple[int, str], str]:
+    """(board, player address) -> that player's Reply-To, read from the delivered mails."""
+    tags = {}
+    for raw in mailbox.Maildir(maildir, create=False).itervalues():
+        m = message_from_bytes(raw.as_bytes(), policy=policy.default)
+        if m["Reply-To"]:
+            board = int(str(m["Subject"]).split()[3])
+            tags[(board, m["To"].addresses[0].addr_spec)] = m["Reply-To"].addresses[0].addr_spec
+    return tags
+
+
+def play_games(base: str, maildir: str, clients: int, games: int, size: int, seed: int):
+    client = Client(base)
+    pairs = []
+    for i in range(clients * games):
+        a, b = f"b{i}a@bench.test", f"b{i}b@bench.test"
+        client.post(mail(a, "pbm@bench.test", f"signup b{i}a pw{i}xx"))
+        client.post(mail(b, "pbm@bench.test", f"signup b{i}b pw{i}xx"))
+        answer, _ = client.post(mail(a, "pbm@bench.test", f"greatkingdom challenge b{i}a b{i}b -size={size}"))
+        pairs.append((answer["board"], a, b))
+    tags = reply_tags(maildir)
+    latencies: list[float] = []
+    lock = threading.Lock()
+    game = get_game("greatkingdom")
+
+    def run(worker: int):
+        rng = random.Random(seed + worker)
+        mine = pairs[worker::clients]
+        for board, a, b in mine:
+            state = game.initial_state({"size": size})
+            while game.outcome(state) is None:
+                seat = game.to_move(state)
+                move = rng.choice(game.legal_moves(state))
+                sender = (a, b)[seat]
+                answer, seconds = client.post(mail(sender, tags[(board, sender)], "Re: board",
+                                                   game.format_move(move)))
+                if answer["status"] != "applied":
+                    raise SystemExit(f"board {board}: {answer}")
+                state = game.apply(state, seat, move)
+                with lock:
+                    latencies.append(seconds)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, time.perf_counter() - start
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def bench_backend(name: str, database_url: str, args) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": tmp,
+               "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test",
+               "PBM_LOG_LEVEL": "WARNING"}
+        subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True,
+                       capture_output=True)
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port),
+                                   "--threads", str(max(8, args.clients * 2))], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(200):
+                try:
+                    urllib.request.urlopen(base + "/healthz", timeout=1).read()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            latencies, seconds = play_games(base, f"{tmp}/outbox", args.clients, args.games, args.size,
+                                            args.seed)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    moves = len(latencies)
+    print(f"{name:<11} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
+          f"{percentile(latencies, 50) * 1000:>8.1f} {percentile(latencies, 99) * 1000:>8.1f} "
+          f"{statistics.mean(latencies) * 1000:>8.1f}")
+
+
+def postgres_database():
+    admin = sa.create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+    name = f"pbm_bench_{uuid.uuid4().hex[:8]}"
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    except sa.exc.OperationalError:
+        return None, None
+    url = sa.engine.make_url(POSTGRES_ADMIN).set(database=name).render_as_string(hide_password=False)
+
+    def drop():
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+    return url, drop
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--games", type=int, default=2, help="games per client")
+    parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print(f"Whole Great Kingdom games ({args.size}x{args.size}, random legal moves) by reply mail "
+          f"through POST /inbound/email,\n{args.clients} concurrent clients x {args.games} games each, "
+          "waitress on loopback; latency = one move, request to committed answer.\n")
+    print(f"{'backend':<11} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'mean ms':>8}")
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args)
+    url, drop = postgres_database()
+    if url is None:
+        print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
+    else:
+        try:
+            bench_backend("postgresql", url, args)
+        finally:
+            drop()
+    extra = ROOT / "benchmarks" / "engines.py"
+    if extra.exists():
+        print()
+        subprocess.run([sys.executable, str(extra)], check=True)
+
+
+if __name__ == "__main__":
+    main()

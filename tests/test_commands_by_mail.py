@@ -1,0 +1,116 @@
+"""The command language end to end: each command's answer as the player sees it."""
+
+from sqlmodel import select
+from werkzeug.security import check_password_hash
+
+from pbm.db import reading
+from pbm.models import Player
+
+from .conftest import body
+
+ALICE, BOB, NEW = "alice@players.test", "bob@players.test", "newcomer@elsewhere.test"
+
+
+def text(message) -> str:
+    return " ".join(body(message).split())
+
+
+def test_signup_stores_only_a_slow_hash(players, server):
+    with reading(server.engine) as s:
+        alice = s.exec(select(Player).where(Player.userid == "alice")).one()
+    assert "alicepw" not in alice.password_hash
+    assert alice.password_hash.startswith("scrypt:")
+    assert check_password_hash(alice.password_hash, "alicepw")
+
+
+def test_help_and_game_help(players, outbox):
+    players.send(ALICE, "help")
+    general = outbox.new()[-1]
+    assert general["Subject"] == "pbm help"
+    assert "greatkingdom challenge" not in body(general) and "<game> challenge <user1> <user2>" in body(general)
+    players.send(ALICE, "greatkingdom help")
+    rules = outbox.new()[-1]
+    assert rules["Subject"] == "Great Kingdom help"
+    assert "Blue wins with at least 3 more points" in text(rules)
+    assert "     A  B  C  D  E" in body(rules)
+
+
+def test_challenge_an_unknown_address_sends_an_invitation_with_a_private_link(players, outbox, server):
+    assert players.send(ALICE, f"greatkingdom challenge {NEW} alice").status == "applied"
+    invite = outbox.to(NEW)[-1]
+    assert invite["Subject"] == "Great Kingdom Board 101 newcomer"
+    assert "alice has challenged you to a game of Great Kingdom (board 101)." in text(invite)
+    assert "You need no account: reply to this mail with your move" in text(invite)
+    assert "http://pbm.test/play/" in body(invite)
+    # The invited player plays by replying, without a password.
+    reply_to = invite["Reply-To"].addresses[0].addr_spec
+    assert players.send(NEW, "Re: " + str(invite["Subject"]), "D4\n", to=reply_to).status == "applied"
+    assert outbox.to(ALICE)[-1]["Subject"] == "Great Kingdom Board 101 alice"
+    # Later they claim the account with a password and keep the game.
+    assert players.send(NEW, "signup newbie newpw1").status == "applied"
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw F6").status == "applied"
+    assert players.send(NEW, "greatkingdom move 101 newbie newpw1 C3").status == "applied"
+
+
+def test_show_with_move_number_and_history(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4", "opening with a castle")
+    players.send(BOB, "greatkingdom move 101 bob bobpw pass")
+    outbox.new()
+    players.send("someone@watching.test", "greatkingdom show 101#1")
+    shown = outbox.new()[-1]
+    assert shown["To"].addresses[0].addr_spec == "someone@watching.test"
+    assert "Position after move 1 of 2." in body(shown) and "It is bob's turn" in body(shown)
+    assert shown["Reply-To"] is None  # not a player: no reply tag
+    players.send(BOB, "greatkingdom show 101")
+    current = outbox.new()[-1]
+    assert "It is alice's turn" in body(current) and current["Reply-To"] is not None
+    players.send(BOB, "greatkingdom history 101")
+    history = body(outbox.new()[-1])
+    assert "   1. alice        D4\n        | opening with a castle\n   2. bob          pass" in history
+
+
+def test_games_and_list(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom challenge alice bob -size=7")
+    players.send(BOB, "greatkingdom games alice")
+    listing = body(outbox.new()[-1])
+    assert "Great Kingdom boards of alice:" in listing
+    assert "  101  greatkingdom         alice vs bob          move 0    alice to move" in listing
+    assert "  102  greatkingdom" in listing
+    players.send(BOB, "greatkingdom list")
+    assert "Great Kingdom boards:" in body(outbox.new()[-1])
+
+
+def test_change_password_and_address(players, outbox):
+    assert players.send(ALICE, "change password alice alicepw better1").status == "applied"
+    assert players.send(ALICE, "change address alice better1 alice@new.test").status == "applied"
+    notices = outbox.new()[-2:]
+    assert {m["To"].addresses[0].addr_spec for m in notices} == {ALICE, "alice@new.test"}
+    assert players.send("alice@new.test", "greatkingdom challenge alice bob").status == "applied"
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "rejected"
+    assert players.send(ALICE, "greatkingdom move 101 alice better1 D4").status == "applied"
+
+
+def test_multiple_commands_in_one_mail(players, outbox):
+    result = players.send(ALICE, "multiple", "greatkingdom challenge alice bob\n"
+                                             "greatkingdom move 101 alice alicepw D4\n"
+                                             "greatkingdom show 101\n")
+    assert result.status == "applied"
+    subjects = [m["Subject"] for m in outbox.new()[-5:]]
+    assert subjects == ["Great Kingdom Board 101 alice"] * 2 + ["Great Kingdom Board 101 bob"] * 3
+
+
+def test_command_in_the_body_of_a_reply_subject(players, outbox):
+    assert players.send(ALICE, "Re: something", "> quoted\ngreatkingdom help\n").status == "applied"
+    assert outbox.new()[-1]["Subject"] == "Great Kingdom help"
+
+
+def test_resign_by_reply(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    tag = outbox.to(BOB)[-1]["Reply-To"].addresses[0].addr_spec
+    assert players.send(BOB, "Re: board", "resign\nwell played", to=tag).status == "applied"
+    final = outbox.to(ALICE)[-1]
+    assert final["Subject"] == "Great Kingdom Board 101 game over"
+    assert "Game won by alice (Blue): Orange resigned." in body(final)
+    assert "bob says:\n> well played" in body(final)
