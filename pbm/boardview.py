@@ -92,7 +92,7 @@ class BoardView:
             return f"Game won by {self.side(o.winner)}: {o.reason}.{score}"
         seat = self.to_move()
         if seat is None:
-            return "Either player may act."
+            return "Either player may act now."
         return f"It is {self.name(seat)}'s turn ({self.game.sides[seat]})."
 
     def move_lines(self, last: int | None = None) -> list[str]:

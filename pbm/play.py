@@ -423,8 +423,8 @@ class Server:
                                 comment=comment, created_at=work.now)
             self._record(work, board, players, record, state, Outcome(1 - seat, f"{game.sides[seat]} resigned"))
             return
-        turn = game.to_move(state)
-        if turn is not None and turn != seat:
+        if seat not in game.actors(state):
+            turn = game.to_move(state)
             raise PlayerError(f"It is not your turn on board {board.id}: it is {players[turn].userid}'s "
                               f"turn ({game.sides[turn]}).", None, board)
         try:
@@ -554,7 +554,7 @@ class Server:
 
     def _subject(self, view: BoardView) -> str:
         seat = view.to_move()
-        tail = view.name(seat) if seat is not None else ("game over" if view.outcome else "scoring")
+        tail = view.name(seat) if seat is not None else ("game over" if view.outcome else "either player")
         return f"{view.game.title} Board {view.board.id} {tail}"
 
     def _board_body(self, view: BoardView, seat: int | None, comment: str, intro: str = "",

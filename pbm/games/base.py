@@ -77,12 +77,15 @@ class Game(Protocol):
         """The state after ``side`` plays ``move``; raise IllegalMoveError otherwise."""
 
     def to_move(self, state: State) -> int | None:
-        """The side whose turn it is, or None when the game is over."""
+        """The side whose turn it is; None when the game is over or either side may act."""
+
+    def actors(self, state: State) -> tuple[int, ...]:
+        """The sides that may act now (one side in turn; both in Go's scoring; none at the end)."""
 
     def outcome(self, state: State) -> Outcome | None: ...
 
     def legal_moves(self, state: State) -> Sequence[Move]:
-        """Every legal move for the side to move (used for random playouts)."""
+        """Every legal move for the sides that may act (used for random playouts)."""
 
     def diagram(self, state: State) -> str:
         """The ASCII board, lines of at most 78 characters."""

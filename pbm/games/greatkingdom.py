@@ -148,6 +148,9 @@ class GreatKingdom:
     def to_move(self, state: GreatKingdomState) -> int | None:
         return None if state.outcome else state.turn
 
+    def actors(self, state: GreatKingdomState) -> tuple[int, ...]:
+        return () if state.outcome else (state.turn,)
+
     def outcome(self, state: GreatKingdomState) -> Outcome | None:
         return state.outcome
 

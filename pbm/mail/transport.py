@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mailbox
 import smtplib
+import ssl
 import sys
 from pathlib import Path
 
@@ -30,7 +31,8 @@ def send(settings: Settings, sender: str, recipient: str, raw: bytes) -> None:
         elif backend == "smtp":
             with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=30) as smtp:
                 if settings.smtp_starttls:
-                    smtp.starttls()
+                    # Verify the relay's certificate (the stdlib default would not).
+                    smtp.starttls(context=ssl.create_default_context())
                 if settings.smtp_user:
                     smtp.login(settings.smtp_user, settings.smtp_password)
                 smtp.sendmail(sender, [recipient], raw)

@@ -14,15 +14,23 @@ GAMES = sorted(REGISTRY)
 SEEDS = range(12)
 
 
-def playout(game, options, seed, limit=2000):
+ENDING_MOVES = ("pass", "done")
+
+
+def playout(game, options, seed, budget=150, limit=3000):
+    """Uniformly random legal moves; after ``budget`` moves, prefer the moves that
+    end a game (pass, done) where the game has them, so that every playout ends."""
     rng = random.Random(seed)
     state = game.initial_state(options)
     log = []
     while game.outcome(state) is None and len(log) < limit:
-        side = game.to_move(state)
+        actors = game.actors(state)
+        assert actors, f"{game.name}: an unfinished game must let someone act"
+        side = rng.choice(actors)
         moves = game.legal_moves(state)
         assert moves, f"{game.name}: an unfinished game must offer a move"
-        move = rng.choice(list(moves))
+        endings = [m for m in moves if game.format_move(m) in ENDING_MOVES]
+        move = rng.choice(endings if endings and len(log) >= budget else list(moves))
         yield state, side, move, moves
         state = game.apply(state, side, move)
         log.append(LogEntry("move", side, game.format_move(move)))
@@ -44,7 +52,7 @@ def test_random_playout_obeys_the_interface(name, seed):
         for m in extra:
             assert game.parse_move(game.format_move(m), state) == m
     assert game.outcome(final) is not None, f"{name} seed {seed} did not finish"
-    assert game.to_move(final) is None
+    assert game.to_move(final) is None and game.actors(final) == ()
     assert list(game.legal_moves(final)) == []
     replayed, outcome = replay(game, options, log)
     assert replayed == final

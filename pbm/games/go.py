@@ -1,0 +1,454 @@
+"""Go with area scoring, positional superko and scoring by mail.
+
+Rules as ``shared/rules.md`` settles them (seed 003): 9x9 (default), 13x13
+or 19x19, Black first, komi 7.5, suicide illegal, positional superko over
+the whole game (passes never illegal), two passes open scoring where either
+player marks dead groups (``mark D4``), confirms (``done``) or resumes play
+(``resume``); both confirming the same marking ends the game.
+
+Speed: a move costs work in proportion to the groups it touches, never to
+the length of the game. Positions are identified by Zobrist hashes; every
+state shares one append-only table of the hashes seen along its line of
+play and only looks at the entries older than itself, so applying a move is
+O(1) in the history (a branch from an older state copies once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from .base import (
+    IllegalMoveError,
+    InvalidMoveError,
+    OptionError,
+    Outcome,
+    parse_point,
+    point_name,
+    reject_unknown_options,
+    register,
+    square_diagram,
+)
+
+EMPTY, BLACK, WHITE = 0, 1, 2
+SIZES = (9, 13, 19)
+PASS, DONE, RESUME = "pass", "done", "resume"
+PLAY, SCORING, OVER = "play", "scoring", "over"
+STONE = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+
+
+@lru_cache(maxsize=None)
+def neighbours(size: int) -> tuple[tuple[int, ...], ...]:
+    result = []
+    for i in range(size * size):
+        x, y = i % size, i // size
+        result.append(tuple(j for j, ok in ((i - 1, x > 0), (i + 1, x < size - 1),
+                                             (i - size, y > 0), (i + size, y < size - 1)) if ok))
+    return tuple(result)
+
+
+@lru_cache(maxsize=None)
+def zobrist(size: int) -> tuple[tuple[int, int, int], ...]:
+    """Fixed 64-bit keys per point and colour (derived, so every process agrees)."""
+    def key(i: int, colour: int) -> int:
+        return int.from_bytes(hashlib.blake2b(f"go:{size}:{i}:{colour}".encode(), digest_size=8).digest(), "big")
+    return tuple((0, key(i, BLACK), key(i, WHITE)) for i in range(size * size))
+
+
+@lru_cache(maxsize=None)
+def star_points(size: int) -> frozenset[int]:
+    if size < 9:
+        return frozenset()
+    edge = 2 if size < 13 else 3
+    lines = (edge, size // 2, size - 1 - edge)
+    points = {(x, y) for x in lines for y in lines}
+    if size < 13:
+        points = {p for p in points if p[0] != size // 2 and p[1] != size // 2} | {(size // 2, size // 2)}
+    return frozenset(y * size + x for x, y in points)
+
+
+class _History:
+    """Append-only table: position hash -> the ply at which it first occurred."""
+
+    __slots__ = ("first_seen", "length")
+
+    def __init__(self, first_seen: dict[int, int], length: int):
+        self.first_seen, self.length = first_seen, length
+
+    def seen_before(self, position: int, ply: int) -> bool:
+        return self.first_seen.get(position, ply + 1) <= ply
+
+    def extended(self, position: int, ply: int) -> "_History":
+        """The history with ``position`` at ``ply``; shares the table unless this is a branch."""
+        if self.length == ply:
+            table = self.first_seen
+        else:  # someone already continued from an older state: copy its view once
+            table = {h: p for h, p in self.first_seen.items() if p < ply}
+        table.setdefault(position, ply)
+        return _History(table, ply + 1)
+
+
+@dataclass(frozen=True)
+class GoState:
+    size: int
+    komi: float
+    board: tuple[int, ...]
+    turn: int  # 0 Black, 1 White (in play)
+    passes: int
+    captures: tuple[int, int]  # stones captured by Black, by White
+    last: int | None  # point of the last stone played
+    hash: int
+    ply: int  # positions so far (index of this position in the history)
+    phase: str = PLAY
+    dead: frozenset[int] = frozenset()
+    confirmed: frozenset[int] = frozenset()
+    last_passer: int | None = None
+    outcome: Outcome | None = None
+    history: _History = field(default=None, compare=False, repr=False)
+
+    def __eq__(self, other):
+        if not isinstance(other, GoState):
+            return NotImplemented
+        mine = {k: v for k, v in self.__dict__.items() if k != "history"}
+        theirs = {k: v for k, v in other.__dict__.items() if k != "history"}
+        return mine == theirs and self._seen() == other._seen()
+
+    def _seen(self) -> dict[int, int]:
+        return {h: p for h, p in self.history.first_seen.items() if p <= self.ply}
+
+
+def _colour(side: int) -> int:
+    return BLACK if side == 0 else WHITE
+
+
+def group_and_liberties(board, start: int, size: int) -> tuple[set[int], set[int]]:
+    colour = board[start]
+    nbrs = neighbours(size)
+    group, liberties, stack = {start}, set(), [start]
+    while stack:
+        for n in nbrs[stack.pop()]:
+            v = board[n]
+            if v == EMPTY:
+                liberties.add(n)
+            elif v == colour and n not in group:
+                group.add(n)
+                stack.append(n)
+    return group, liberties
+
+
+def _has_liberty(board, start: int, size: int) -> bool:
+    colour = board[start]
+    nbrs = neighbours(size)
+    seen, stack = {start}, [start]
+    while stack:
+        for n in nbrs[stack.pop()]:
+            v = board[n]
+            if v == EMPTY:
+                return True
+            if v == colour and n not in seen:
+                seen.add(n)
+                stack.append(n)
+    return False
+
+
+def area_score(board, size: int, dead: frozenset[int] = frozenset()) -> tuple[int, int]:
+    """Black's and White's area (stones + empty regions reached only by them), dead removed."""
+    cells = [EMPTY if i in dead else v for i, v in enumerate(board)]
+    nbrs = neighbours(size)
+    score = [0, 0, 0]
+    for v in cells:
+        score[v] += 1
+    score[EMPTY] = 0
+    seen: set[int] = set()
+    for start, v in enumerate(cells):
+        if v != EMPTY or start in seen:
+            continue
+        region, borders, stack = {start}, set(), [start]
+        while stack:
+            for n in nbrs[stack.pop()]:
+                if cells[n] == EMPTY:
+                    if n not in region:
+                        region.add(n)
+                        stack.append(n)
+                else:
+                    borders.add(cells[n])
+        seen |= region
+        if len(borders) == 1:
+            score[borders.pop()] += len(region)
+    return score[BLACK], score[WHITE]
+
+
+class Go:
+    name = "go"
+    title = "Go"
+    sides = ("Black", "White")
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        reject_unknown_options(raw, {"size", "komi"}, self.title)
+        try:
+            size = int(raw.get("size", 9))
+        except ValueError:
+            raise OptionError(f"-size must be 9, 13 or 19, not {raw['size']!r}.") from None
+        if size not in SIZES:
+            raise OptionError(f"-size must be 9, 13 or 19, not {size}.")
+        try:
+            komi = float(raw.get("komi", 7.5))
+        except ValueError:
+            raise OptionError(f"-komi must be a number like 7.5, not {raw['komi']!r}.") from None
+        if komi * 2 != int(komi * 2) or abs(komi) > 100:
+            raise OptionError(f"-komi must be a whole or half number up to 100, not {raw['komi']}.")
+        return {"size": size, "komi": komi}
+
+    def initial_state(self, options: dict) -> GoState:
+        size = options.get("size", 9)
+        return GoState(size, options.get("komi", 7.5), (EMPTY,) * (size * size), 0, 0, (0, 0), None,
+                       0, 0, history=_History({0: 0}, 1))
+
+    # -- notation ----------------------------------------------------------
+
+    def parse_move(self, text: str, state: GoState):
+        words = text.strip().lower().split()
+        if not words:
+            raise InvalidMoveError("The move is empty; send a point like D4, or pass.")
+        if words == ["pass"] or words == ["p"]:
+            return PASS
+        if words == ["done"]:
+            return DONE
+        if words == ["resume"]:
+            return RESUME
+        if words[0] == "mark":
+            if len(words) != 2:
+                raise InvalidMoveError("Write mark and one point of the group, like: mark D4.")
+            return ("mark", parse_point(words[1], state.size))
+        if len(words) > 1:
+            raise InvalidMoveError(f"{text.strip()!r} is not a Go move; send a point like D4, pass, "
+                                   "or during scoring mark D4, done or resume.")
+        try:
+            return parse_point(words[0], state.size)
+        except InvalidMoveError as error:
+            raise InvalidMoveError(f"{error} A Go move is a point like D4, or pass.") from None
+
+    def format_move(self, move) -> str:
+        if isinstance(move, str):
+            return move
+        if move[0] == "mark":
+            return "mark " + point_name(*move[1])
+        return point_name(*move)
+
+    # -- turn --------------------------------------------------------------
+
+    def to_move(self, state: GoState) -> int | None:
+        return state.turn if state.phase == PLAY else None
+
+    def actors(self, state: GoState) -> tuple[int, ...]:
+        if state.phase == PLAY:
+            return (state.turn,)
+        return (0, 1) if state.phase == SCORING else ()
+
+    def outcome(self, state: GoState) -> Outcome | None:
+        return state.outcome
+
+    # -- rules -------------------------------------------------------------
+
+    def apply(self, state: GoState, side: int, move) -> GoState:
+        if state.phase == OVER:
+            raise IllegalMoveError("This game is over; no more moves can be played.")
+        if state.phase == SCORING:
+            return self._scoring(state, side, move)
+        if move in (DONE, RESUME) or (isinstance(move, tuple) and move[0] == "mark"):
+            raise IllegalMoveError(f"{self.format_move(move)} belongs to the scoring, which opens after "
+                                   "two passes in a row.")
+        if side != state.turn:
+            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        if move == PASS:
+            if state.passes + 1 >= 2:
+                return replace(state, passes=2, turn=1 - side, last=None, phase=SCORING,
+                               last_passer=side)
+            return replace(state, passes=state.passes + 1, turn=1 - side, last=None, last_passer=side)
+        board, point_hash, captured = self._place(state, side, move)
+        history = state.history.extended(point_hash, state.ply + 1)
+        caps = list(state.captures)
+        caps[side] += captured
+        return replace(state, board=board, turn=1 - side, passes=0, captures=tuple(caps),
+                       last=move[1] * state.size + move[0], hash=point_hash, ply=state.ply + 1,
+                       history=history)
+
+    def _place(self, state: GoState, side: int, move) -> tuple[tuple[int, ...], int, int]:
+        """The board and hash after a stone, or IllegalMoveError (occupied, suicide, superko)."""
+        x, y = move
+        size = state.size
+        index = y * size + x
+        name = point_name(x, y)
+        if state.board[index] != EMPTY:
+            raise IllegalMoveError(f"{name} is already occupied; choose an empty point.")
+        colour, enemy = _colour(side), _colour(1 - side)
+        keys = zobrist(size)
+        board = list(state.board)
+        board[index] = colour
+        position = state.hash ^ keys[index][colour]
+        captured = 0
+        for n in neighbours(size)[index]:
+            if board[n] == enemy and not _has_liberty(board, n, size):
+                group, _ = group_and_liberties(board, n, size)
+                for i in group:
+                    board[i] = EMPTY
+                    position ^= keys[i][enemy]
+                captured += len(group)
+        if not captured and not _has_liberty(board, index, size):
+            raise IllegalMoveError(f"{name} would be suicide: your stones there would have no liberty.")
+        if state.history.seen_before(position, state.ply):
+            raise IllegalMoveError(f"{name} would repeat an earlier position (positional superko); "
+                                   "play elsewhere first.")
+        return tuple(board), position, captured
+
+    def _scoring(self, state: GoState, side: int, move) -> GoState:
+        if move == RESUME:
+            mover = 1 - state.last_passer if state.last_passer is not None else 0
+            return replace(state, phase=PLAY, dead=frozenset(), confirmed=frozenset(), passes=0,
+                           turn=mover)
+        if move == DONE:
+            confirmed = state.confirmed | {side}
+            if len(confirmed) < 2:
+                return replace(state, confirmed=confirmed)
+            return replace(state, confirmed=confirmed, phase=OVER, outcome=self._result(state))
+        if isinstance(move, tuple) and move[0] == "mark":
+            x, y = move[1]
+            index = y * state.size + x
+            if state.board[index] == EMPTY:
+                raise IllegalMoveError(f"{point_name(x, y)} is empty; mark a point with a stone of the "
+                                       "group you think is dead (or alive again).")
+            group, _ = group_and_liberties(state.board, index, state.size)
+            dead = state.dead - group if index in state.dead else state.dead | group
+            return replace(state, dead=frozenset(dead), confirmed=frozenset())
+        raise IllegalMoveError("The game is in scoring: mark dead groups with 'mark D4', confirm with "
+                               "'done', or 'resume' to play on.")
+
+    def score(self, state: GoState) -> tuple[int, float]:
+        black, white = area_score(state.board, state.size, state.dead)
+        return black, white + state.komi
+
+    def _result(self, state: GoState) -> Outcome:
+        black, white = self.score(state)
+        margin = abs(black - white)
+        if black == white:
+            return Outcome(None, "area scoring: equal", f"Black {black:g}, White {white:g}, draw")
+        winner = 0 if black > white else 1
+        return Outcome(winner, "area scoring", f"{'BW'[winner]}+{margin:g} (Black {black:g}, White {white:g})")
+
+    def legal_moves(self, state: GoState) -> list:
+        if state.phase == OVER:
+            return []
+        if state.phase == SCORING:
+            seen, marks = set(), []
+            for i, v in enumerate(state.board):
+                if v != EMPTY and i not in seen:
+                    group, _ = group_and_liberties(state.board, i, state.size)
+                    seen |= group
+                    marks.append(("mark", (i % state.size, i // state.size)))
+            return [DONE, RESUME, *marks]
+        moves: list = [PASS]
+        for i, v in enumerate(state.board):
+            if v == EMPTY:
+                point = (i % state.size, i // state.size)
+                try:
+                    self._place(state, state.turn, point)
+                except IllegalMoveError:
+                    continue
+                moves.append(point)
+        return moves
+
+    # -- presentation ------------------------------------------------------
+
+    def diagram(self, state: GoState) -> str:
+        size, stars = state.size, star_points(state.size)
+
+        def cell(x: int, y: int) -> str:
+            i = y * size + x
+            v = state.board[i]
+            if v == EMPTY:
+                return "+" if i in stars else "."
+            return STONE[v].lower() if i in state.dead else STONE[v]
+
+        last = (state.last % size, state.last // size) if state.last is not None else None
+        legend = "X Black  O White  (X) last move" + ("  x/o dead" if state.dead else "")
+        return square_diagram(size, cell, last) + "\n" + legend
+
+    def status(self, state: GoState) -> str:
+        text = f"Captures: Black {state.captures[0]}, White {state.captures[1]}. Komi {state.komi:g}."
+        if state.phase == PLAY:
+            return text
+        black, white = self.score(state)
+        count = f"Count: Black {black:g}, White {white:g}."
+        if state.phase == OVER:
+            return f"{text} {count}"
+        done = ", ".join(self.sides[s] for s in sorted(state.confirmed)) or "nobody yet"
+        return (f"Scoring: mark dead groups (mark D4), then done; resume to play on. {count} "
+                f"Confirmed by: {done}.")
+
+    def help_text(self) -> str:
+        example = self.initial_state({"size": 9})
+        for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (6, 2)), (1, (2, 6)), (0, (4, 4))):
+            example = self.apply(example, side, point)
+        return HELP.format(diagram=self.diagram(example))
+
+    # -- storage -----------------------------------------------------------
+
+    def to_json(self, state: GoState) -> dict:
+        seen = sorted(((p, h) for h, p in state.history.first_seen.items() if p <= state.ply))
+        return {
+            "size": state.size, "komi": state.komi, "board": "".join(map(str, state.board)),
+            "turn": state.turn, "passes": state.passes, "captures": list(state.captures),
+            "last": state.last, "hash": format(state.hash, "016x"), "ply": state.ply,
+            "phase": state.phase, "dead": sorted(state.dead), "confirmed": sorted(state.confirmed),
+            "last_passer": state.last_passer,
+            "outcome": state.outcome.to_json() if state.outcome else None,
+            "history": [[p, format(h, "016x")] for p, h in seen],
+        }
+
+    def from_json(self, data: dict) -> GoState:
+        history = _History({int(h, 16): p for p, h in data["history"]}, data["ply"] + 1)
+        return GoState(
+            data["size"], data["komi"], tuple(int(c) for c in data["board"]), data["turn"], data["passes"],
+            tuple(data["captures"]), data["last"], int(data["hash"], 16), data["ply"], data["phase"],
+            frozenset(data["dead"]), frozenset(data["confirmed"]), data["last_passer"],
+            Outcome.from_json(data["outcome"]), history)
+
+
+HELP = """\
+GO
+
+Two players, Black (moves first) and White, place stones on the points of
+a 9x9 board (options -size=13 or -size=19). White receives 7.5 points komi
+(option -komi=K, half points allowed). There are no handicap stones.
+
+Orthogonally connected stones form a group; its liberties are the empty
+points next to it. A move that leaves enemy groups without liberties
+captures them. Suicide is illegal: after captures your own group must have
+a liberty. Positional superko: no move may recreate any earlier board
+position of the game. Passing is always allowed.
+
+Two passes in a row open the scoring. Either player may:
+    mark D4    toggle the whole group at D4 between dead and alive
+    done       confirm the current marking (a new mark clears confirmations)
+    resume     clear the marks and play on; the player who did not pass
+               last moves next
+When both players have confirmed the same marking, dead stones are removed
+and the game is scored by area: stones plus empty points surrounded only
+by your stones. Prisoners do not count; White adds komi. Results read like
+W+2.5. Resigning is possible at any time, during scoring too. After a game,
+both players sending "newround" starts a fresh board with the same players,
+colours, size and komi.
+
+Notation: a point, column letter then row number (D4; columns skip I), or
+pass, resign, mark D4, done, resume. By mail:
+    go move 101 alice secret D4
+or reply to a board mail with just: D4
+
+In the diagram X is Black, O is White, (X) the last move, + a star point,
+x/o stones marked dead during scoring. Example:
+
+{diagram}
+"""
+
+GO = register(Go())
