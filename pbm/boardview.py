@@ -38,6 +38,13 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     return state, ended or game.outcome(state)
 
 
+def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):
+    """The game's record file (filename, mime type, bytes), for games that have one (Go: SGF)."""
+    log = [(r.seat, r.kind, r.text) for r in records]
+    return game.game_record(board.options, log, (players[0].userid, players[1].userid),
+                            Outcome.from_json(board.outcome), board.created_at.strftime("%Y-%m-%d"))
+
+
 def log_entries(records: Sequence[MoveRecord]) -> list[LogEntry]:
     return [LogEntry(r.kind, r.seat, r.text) for r in records]
 
@@ -104,7 +111,10 @@ class BoardView:
             lines.append(f"{r.number:>4}. {who:<12} {text}")
         return lines
 
-    def text(self, recent: int | None = 10) -> str:
+    def diagram(self, legal: bool = False) -> str:
+        return self.game.diagram(self.state, legal=legal and self.is_latest)
+
+    def text(self, recent: int | None = 10, legal: bool = False) -> str:
         """Header, status, recent moves and the diagram, as plain text."""
         b = self.board
         parts = [f"{self.game.title} Board {b.id}: {self.side(0)} vs {self.side(1)}"]
@@ -118,7 +128,7 @@ class BoardView:
         if moves:
             shown = f" (the last {len(moves)} of {self.at_move})" if len(moves) < self.at_move else ""
             parts += [f"Moves{shown}:", *moves, ""]
-        parts.append(self.game.diagram(self.state))
+        parts.append(self.diagram(legal))
         return "\n".join(parts).rstrip() + "\n"
 
     def to_json(self) -> dict:

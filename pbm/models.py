@@ -72,6 +72,8 @@ class Board(SQLModel, table=True):
     nag_due_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
     expire_due_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
     nagged_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
+    newround_votes: int = 0  # bit per seat: asked for a new round after the game
+    next_board_id: Optional[int] = None  # the new round's board
     version: Optional[int] = Field(default=None, sa_column=_board_version)
 
     # A stale write (someone else changed the board first) raises StaleDataError.

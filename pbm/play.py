@@ -25,7 +25,7 @@ from sqlmodel import Session, select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from . import help as helptext
-from .boardview import BoardView
+from .boardview import BoardView, game_record
 from .commands import USAGE, Command, CommandError, parse_command
 from .config import Settings
 from .db import make_engine, reading, transaction
@@ -317,17 +317,48 @@ class Server:
         if nag >= expire:
             raise PlayerError(f"The reminder (--nagtime={nag:g}) must come before the expiry "
                               f"(--expiretime={expire:g}).", USAGE["challenge"])
+        board = self._new_board(work, game, options, (seats[0], seats[1]), nag, expire)
+        self._board_mails(work, board, (seats[0], seats[1]), comment="", mover=None,
+                          invited={p.id for p in seats if p.invited}, challenger=challenger)
+
+    def _new_board(self, work: _Work, game: Game, options: dict, seats: tuple[Player, Player],
+                   nag: float, expire: float) -> Board:
         state = game.initial_state(options)
         board = Board(game=game.name, options=options, seat0_id=seats[0].id, seat1_id=seats[1].id,
                       token0=new_token(), token1=new_token(), state=game.to_json(state),
                       to_move=game.to_move(state), nag_days=nag, expire_days=expire, created_at=work.now,
                       last_move_at=work.now, nag_due_at=work.now + timedelta(days=nag),
                       expire_due_at=work.now + timedelta(days=expire))
-        s.add(board)
-        s.flush()
+        work.session.add(board)
+        work.session.flush()
         work.board_id = board.id
-        self._board_mails(work, board, (seats[0], seats[1]), comment="", mover=None,
-                          invited={p.id for p in seats if p.invited}, challenger=challenger)
+        return board
+
+    def _new_round(self, work: _Work, board: Board, seat: int, players) -> None:
+        """``newround`` on a finished board: when both players asked, a fresh board starts
+        with the same players, sides and options."""
+        game = get_game(board.game)
+        if board.status == "active":
+            raise PlayerError(f"Board {board.id} is still being played; a new round can start once it "
+                              "is over.", None, board)
+        if board.next_board_id is not None:
+            raise PlayerError(f"The new round of board {board.id} has already started as board "
+                              f"{board.next_board_id}.", None, board)
+        board.newround_votes |= 1 << seat
+        if board.newround_votes != 0b11:
+            work.session.add(board)
+            note = (f"{players[seat].userid} asks for a new round of {game.title} board {board.id}, same "
+                    f"sides and options. To agree, reply \"newround\" or send:\n"
+                    f"    {game.name} move {board.id} <userid> <password> newround")
+            for player in players:
+                self._send(work, player.email, f"{game.title} Board {board.id} new round?", note, board)
+            return
+        new = self._new_board(work, game, board.options, players, board.nag_days, board.expire_days)
+        board.next_board_id = new.id
+        work.session.add(board)
+        self._board_mails(work, new, players, comment="", mover=None,
+                          notice=f"New round: board {new.id} follows board {board.id}, same players, "
+                                 "sides and options.")
 
     def _resolve_player(self, work: _Work, name: str) -> Player:
         s = work.session
@@ -408,6 +439,9 @@ class Server:
         s = work.session
         game = get_game(board.game)
         players = self._players(s, board)
+        if text.strip().lower() == "newround":
+            self._new_round(work, board, seat, players)
+            return
         if board.status != "active":
             view = BoardView.current(board, players, [])
             raise PlayerError(f"Board {board.id} is finished ({view.status_line()}); no more moves can "
@@ -479,7 +513,8 @@ class Server:
         else:
             view = BoardView.current(board, players, records)
         seat = next((i for i, p in enumerate(players) if p.email == work.mail.sender), None)
-        self._send(work, work.mail.sender, self._subject(view), self._board_body(view, seat, ""), board,
+        self._send(work, work.mail.sender, self._subject(view), self._board_body(view, seat, "", legal=True),
+                   board,
                    reply_to=reply_address(self.settings, board.id, board.token(seat)) if seat is not None
                    else None)
 
@@ -530,10 +565,11 @@ class Server:
     # -- outgoing mail -----------------------------------------------------------
 
     def _send(self, work: _Work, to: str, subject: str, body: str, board: Board | None, *,
-              reply_to: str | None = None, auto: str = "auto-replied") -> None:
+              reply_to: str | None = None, auto: str = "auto-replied", attachments=()) -> None:
         in_reply_to = work.mail.message_id if work.mail else None
         message = compose(self.settings, to=to, subject=subject, body=body, now=work.now, auto=auto,
-                          reply_to=reply_to, board_id=board.id if board else None, in_reply_to=in_reply_to)
+                          reply_to=reply_to, board_id=board.id if board else None, in_reply_to=in_reply_to,
+                          attachments=attachments)
         mail = queue(work.session, message, board.id if board else None, work.now)
         work.mails.append(mail)
 
@@ -558,11 +594,11 @@ class Server:
         return f"{view.game.title} Board {view.board.id} {tail}"
 
     def _board_body(self, view: BoardView, seat: int | None, comment: str, intro: str = "",
-                    mover: int | None = None) -> str:
+                    mover: int | None = None, legal: bool = False) -> str:
         parts = []
         if intro:
             parts += [intro, ""]
-        parts.append(view.text())
+        parts.append(view.text(legal=legal))
         if comment and mover is not None:
             parts += [f"{view.name(mover)} says:", quote(comment), ""]
         if seat is not None and view.board.status == "active":
@@ -576,6 +612,9 @@ class Server:
                      invited: set[int] = frozenset(), challenger: Player | None = None,
                      auto: str = "auto-replied", notice: str = "") -> None:
         view = BoardView.current(board, players, self._records(work.session, board, last=RECENT_MOVES))
+        record = []
+        if board.status == "finished" and hasattr(view.game, "game_record"):
+            record = [game_record(view.game, board, players, self._records(work.session, board))]
         for seat in (0, 1):
             player = players[seat]
             intro = notice
@@ -589,7 +628,8 @@ class Server:
                 intro = f"New game of {view.game.title} on board {board.id}, started by {challenger.userid}."
             self._send(work, player.email, self._subject(view),
                        self._board_body(view, seat, comment, intro, mover), board,
-                       reply_to=reply_address(self.settings, board.id, board.token(seat)), auto=auto)
+                       reply_to=reply_address(self.settings, board.id, board.token(seat)), auto=auto,
+                       attachments=record)
 
     # -- the scheduler's sweeps ------------------------------------------------------
 

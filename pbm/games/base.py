@@ -87,8 +87,9 @@ class Game(Protocol):
     def legal_moves(self, state: State) -> Sequence[Move]:
         """Every legal move for the sides that may act (used for random playouts)."""
 
-    def diagram(self, state: State) -> str:
-        """The ASCII board, lines of at most 78 characters."""
+    def diagram(self, state: State, legal: bool = False) -> str:
+        """The ASCII board, lines of at most 78 characters; with ``legal``, also mark
+        where the player to move may play (for games that can)."""
 
     def status(self, state: State) -> str:
         """A short line about the position (score, captures, stock), or ''."""
@@ -96,6 +97,10 @@ class Game(Protocol):
     def help_text(self) -> str: ...
 
     def to_json(self, state: State) -> dict: ...
+
+    # Optional: ``game_record(options, log, players, outcome, date)`` returns a
+    # game record file (filename, mime type, bytes), served on the web and
+    # attached to the final board mail (Go: SGF).
 
     def from_json(self, data: dict) -> State: ...
 

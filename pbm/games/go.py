@@ -19,6 +19,8 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from sgfmill import sgf
+
 from .base import (
     IllegalMoveError,
     InvalidMoveError,
@@ -360,7 +362,7 @@ class Go:
 
     # -- presentation ------------------------------------------------------
 
-    def diagram(self, state: GoState) -> str:
+    def diagram(self, state: GoState, legal: bool = False) -> str:
         size, stars = state.size, star_points(state.size)
 
         def cell(x: int, y: int) -> str:
@@ -392,6 +394,32 @@ class Go:
             example = self.apply(example, side, point)
         return HELP.format(diagram=self.diagram(example))
 
+    # -- game record -------------------------------------------------------
+
+    def game_record(self, options: dict, log, players: tuple[str, str], outcome: Outcome | None,
+                    date: str) -> tuple[str, str, bytes]:
+        """The game as SGF (FF[4]): every stone and pass of ``log`` ((seat, kind, text)
+        entries), with size, komi, rules, players, date and result."""
+        size = options.get("size", 9)
+        record = sgf.Sgf_game(size=size)
+        root = record.get_root()
+        root.set("KM", options.get("komi", 7.5))
+        root.set("RU", "Chinese")  # area scoring
+        root.set("PB", players[0])
+        root.set("PW", players[1])
+        root.set("DT", date)
+        if outcome is not None:
+            root.set("RE", sgf_result(outcome))
+        state = self.initial_state(options)
+        for seat, kind, text in log:
+            if kind != "move":
+                continue
+            move = self.parse_move(text, state)
+            if move == PASS or (isinstance(move, tuple) and isinstance(move[0], int)):
+                node = record.extend_main_sequence()
+                node.set_move("bw"[seat], None if move == PASS else (move[1], move[0]))
+        return "game.sgf", "application/x-go-sgf", record.serialise()
+
     # -- storage -----------------------------------------------------------
 
     def to_json(self, state: GoState) -> dict:
@@ -413,6 +441,20 @@ class Go:
             tuple(data["captures"]), data["last"], int(data["hash"], 16), data["ply"], data["phase"],
             frozenset(data["dead"]), frozenset(data["confirmed"]), data["last_passer"],
             Outcome.from_json(data["outcome"]), history)
+
+
+def sgf_result(outcome: Outcome) -> str:
+    """SGF's RE value: W+2.5, B+R (resignation), W+T (time), 0 (draw), Void (cancelled)."""
+    if outcome.winner is None:
+        return "Void" if outcome.reason.startswith("cancelled") else "0"
+    colour = "BW"[outcome.winner]
+    if outcome.reason == "area scoring":
+        return outcome.score.split()[0]
+    if "resigned" in outcome.reason:
+        return f"{colour}+R"
+    if "out of time" in outcome.reason:
+        return f"{colour}+T"
+    return f"{colour}+"
 
 
 HELP = """\

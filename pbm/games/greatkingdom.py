@@ -236,7 +236,7 @@ class GreatKingdom:
 
     # -- presentation ------------------------------------------------------
 
-    def diagram(self, state: GreatKingdomState) -> str:
+    def diagram(self, state: GreatKingdomState, legal: bool = False) -> str:
         size = state.size
         blue_land = territory(state.board, size, BLUE)
         orange_land = territory(state.board, size, ORANGE)

@@ -10,7 +10,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, redirect, re
 from sqlalchemy import or_, text
 from sqlmodel import select
 
-from ..boardview import BoardView
+from ..boardview import BoardView, game_record
 from ..db import reading
 from ..games import game_names, get_game
 from ..models import Board, MoveRecord, Player
@@ -87,6 +87,21 @@ def board_json(board_id: int):
     with reading(_server().engine) as session:
         view = _view(session, _board_or_404(session, board_id))
     return jsonify(view.to_json())
+
+
+@bp.get("/games/<int:board_id>.sgf")
+def board_record(board_id: int):
+    with reading(_server().engine) as session:
+        board = _board_or_404(session, board_id)
+        game = get_game(board.game)
+        if not hasattr(game, "game_record"):
+            abort(404, f"Board {board_id} is {game.title}, which has no SGF record.")
+        players = (session.get(Player, board.seat0_id), session.get(Player, board.seat1_id))
+        records = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id)
+                               .order_by(MoveRecord.number)).all()
+        filename, mime, data = game_record(game, board, players, records)
+    return Response(data, mimetype=mime,
+                    headers={"Content-Disposition": f'attachment; filename="board-{board_id}.sgf"'})
 
 
 def _csrf_token(play_token: str) -> str:

@@ -1,0 +1,319 @@
+"""2 Dragons: grow the two biggest dragons by placing pieces in sight of your own.
+
+Rules as ``shared/rules.md`` settles them (seed 000): 18x18 points by
+default (``-size=N``, 9 to 19), White first; each player's first piece goes
+anywhere, every later one must be in sight of an own piece along one of
+the 8 directions (no cutting diagonally between two opposing pieces), and
+no piece may complete a 2x2 square of its colour. After one player passes
+the other moves alone until passing too. Score: the pieces in a player's
+``-dragons=N`` (2) biggest orthogonal groups; a tie goes to Black.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from .base import (
+    IllegalMoveError,
+    InvalidMoveError,
+    Outcome,
+    parse_int_option,
+    parse_point,
+    point_name,
+    reject_unknown_options,
+    register,
+    square_diagram,
+)
+
+EMPTY, WHITE, BLACK = 0, 1, 2
+PASS = "pass"
+SYMBOL = {EMPTY: ".", WHITE: "O", BLACK: "X"}
+DIRECTIONS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
+
+
+@dataclass(frozen=True)
+class TwoDragonsState:
+    size: int
+    dragons: int  # how many dragons count
+    board: tuple[int, ...]
+    turn: int  # 0 White, 1 Black
+    passed: tuple[bool, bool]
+    last: int | None
+    outcome: Outcome | None = None
+
+
+def _colour(side: int) -> int:
+    return WHITE if side == 0 else BLACK
+
+
+class Sight:
+    """Why a point is or is not in sight of a player's pieces."""
+
+    def __init__(self, seen: bool, cut: tuple[int, int] | None = None):
+        self.seen, self.cut = seen, cut
+
+
+def sight(board, size: int, x: int, y: int, colour: int) -> Sight:
+    """Is (x, y) in sight of a piece of ``colour``? If not, the first cut pair that
+    blocked a line that would have reached one, if any."""
+    enemy = BLACK if colour == WHITE else WHITE
+    cut = None
+    for dx, dy in DIRECTIONS:
+        cx, cy = x, y
+        while True:
+            nx, ny = cx + dx, cy + dy
+            if not (0 <= nx < size and 0 <= ny < size):
+                break
+            blocked = dx and dy and board[cy * size + nx] == enemy and board[ny * size + cx] == enemy
+            value = board[ny * size + nx]
+            if blocked:
+                if value == colour or value == EMPTY:
+                    # a line that might still have reached an own piece is cut here
+                    if cut is None and _reaches(board, size, nx, ny, dx, dy, colour):
+                        cut = (cy * size + nx, ny * size + cx)
+                break
+            if value == colour:
+                return Sight(True)
+            if value != EMPTY:
+                break
+            cx, cy = nx, ny
+    return Sight(False, cut)
+
+
+def _reaches(board, size, x, y, dx, dy, colour) -> bool:
+    """From (x, y) on, does the line meet an own piece first (ignoring further cuts)?"""
+    while 0 <= x < size and 0 <= y < size:
+        value = board[y * size + x]
+        if value != EMPTY:
+            return value == colour
+        x, y = x + dx, y + dy
+    return False
+
+
+def blob(board, size: int, x: int, y: int, colour: int) -> tuple[int, int] | None:
+    """The lower-left corner of a 2x2 square of ``colour`` that (x, y) would complete."""
+    for cx in (x - 1, x):
+        for cy in (y - 1, y):
+            if 0 <= cx < size - 1 and 0 <= cy < size - 1:
+                square = [(cx, cy), (cx + 1, cy), (cx, cy + 1), (cx + 1, cy + 1)]
+                if all((px, py) == (x, y) or board[py * size + px] == colour for px, py in square):
+                    return cx, cy
+    return None
+
+
+def dragon_sizes(board, size: int, colour: int) -> list[int]:
+    """Sizes of ``colour``'s orthogonally connected groups, biggest first."""
+    seen: set[int] = set()
+    sizes = []
+    for start, value in enumerate(board):
+        if value != colour or start in seen:
+            continue
+        seen.add(start)
+        stack, count = [start], 0
+        while stack:
+            i = stack.pop()
+            count += 1
+            for n in _neighbours(size)[i]:
+                if board[n] == colour and n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+        sizes.append(count)
+    return sorted(sizes, reverse=True)
+
+
+@lru_cache(maxsize=None)
+def _neighbours(size: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(j for j, ok in ((i - 1, i % size > 0), (i + 1, i % size < size - 1),
+                                        (i - size, i >= size), (i + size, i < size * (size - 1))) if ok)
+                 for i in range(size * size))
+
+
+class TwoDragons:
+    name = "twodragons"
+    title = "2 Dragons"
+    sides = ("White", "Black")
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        reject_unknown_options(raw, {"size", "dragons"}, self.title)
+        return {"size": parse_int_option(raw, "size", 18, 9, 19),
+                "dragons": parse_int_option(raw, "dragons", 2, 1, 10)}
+
+    def initial_state(self, options: dict) -> TwoDragonsState:
+        size = options.get("size", 18)
+        return TwoDragonsState(size, options.get("dragons", 2), (EMPTY,) * (size * size), 0,
+                               (False, False), None)
+
+    def parse_move(self, text: str, state: TwoDragonsState):
+        t = text.strip().lower()
+        if t in ("pass", "p"):
+            return PASS
+        if not t:
+            raise InvalidMoveError("The move is empty; send a point like K10, or pass.")
+        try:
+            return parse_point(t, state.size)
+        except InvalidMoveError as error:
+            raise InvalidMoveError(f"{error} A 2 Dragons move is a point like K10, or pass.") from None
+
+    def format_move(self, move) -> str:
+        return PASS if move == PASS else point_name(*move)
+
+    def to_move(self, state: TwoDragonsState) -> int | None:
+        return None if state.outcome else state.turn
+
+    def actors(self, state: TwoDragonsState) -> tuple[int, ...]:
+        return () if state.outcome else (state.turn,)
+
+    def outcome(self, state: TwoDragonsState) -> Outcome | None:
+        return state.outcome
+
+    def check(self, state: TwoDragonsState, side: int, x: int, y: int) -> None:
+        """Raise IllegalMoveError naming the rule a piece on (x, y) would break."""
+        size, colour = state.size, _colour(side)
+        name = point_name(x, y)
+        if state.board[y * size + x] != EMPTY:
+            raise IllegalMoveError(f"{name} is already taken; choose an empty point.")
+        if colour in state.board:
+            seen = sight(state.board, size, x, y, colour)
+            if not seen.seen:
+                if seen.cut:
+                    a, b = sorted(seen.cut)
+                    enemy = self.sides[1 - side]
+                    raise IllegalMoveError(
+                        f"{name}: the sight line cuts through two of {enemy}'s pieces at "
+                        f"{point_name(a % size, a // size)}-{point_name(b % size, b // size)}.")
+                raise IllegalMoveError(f"{name} is not in sight of your pieces (along a row, column or "
+                                       "diagonal with only empty points between).")
+        square = blob(state.board, size, x, y, colour)
+        if square:
+            cx, cy = square
+            raise IllegalMoveError(f"{name} would make a 2x2 blob at {point_name(cx, cy)}-"
+                                   f"{point_name(cx + 1, cy + 1)}.")
+
+    def legal_points(self, state: TwoDragonsState, side: int) -> list[tuple[int, int]]:
+        points = []
+        for i, value in enumerate(state.board):
+            if value == EMPTY:
+                x, y = i % state.size, i // state.size
+                try:
+                    self.check(state, side, x, y)
+                except IllegalMoveError:
+                    continue
+                points.append((x, y))
+        return points
+
+    def apply(self, state: TwoDragonsState, side: int, move) -> TwoDragonsState:
+        if state.outcome:
+            raise IllegalMoveError("This game is over; no more moves can be played.")
+        if side != state.turn:
+            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        if move == PASS:
+            passed = tuple(p or s == side for s, p in enumerate(state.passed))
+            if all(passed):
+                return replace(state, passed=passed, last=None, outcome=self._score(state))
+            return replace(state, passed=passed, turn=1 - side, last=None)
+        x, y = move
+        try:
+            self.check(state, side, x, y)
+        except IllegalMoveError as error:
+            if not self.legal_points(state, side):
+                raise IllegalMoveError(f"{error} You have no legal point left and must pass.") from None
+            raise
+        board = list(state.board)
+        index = y * state.size + x
+        board[index] = _colour(side)
+        # after the opponent has passed, the player keeps the turn
+        turn = side if state.passed[1 - side] else 1 - side
+        return replace(state, board=tuple(board), turn=turn, last=index)
+
+    def scores(self, state: TwoDragonsState) -> tuple[int, int]:
+        return tuple(sum(dragon_sizes(state.board, state.size, _colour(s))[:state.dragons]) for s in (0, 1))
+
+    def _score(self, state: TwoDragonsState) -> Outcome:
+        white, black = self.scores(state)
+        winner = 0 if white > black else 1
+        reason = f"the {state.dragons} biggest dragons" + (" (a tie goes to Black)" if white == black else "")
+        return Outcome(winner, reason, f"White {white}, Black {black}")
+
+    def legal_moves(self, state: TwoDragonsState) -> list:
+        if state.outcome:
+            return []
+        return [PASS, *self.legal_points(state, state.turn)]
+
+    def diagram(self, state: TwoDragonsState, legal: bool = False) -> str:
+        size = state.size
+        hints = set(self.legal_points(state, state.turn)) if legal and not state.outcome else set()
+
+        def cell(x: int, y: int) -> str:
+            if (x, y) in hints:
+                return "*"
+            return SYMBOL[state.board[y * size + x]]
+
+        last = (state.last % size, state.last // size) if state.last is not None else None
+        legend = "O White  X Black  (O) last move" + ("  * where the player to move may play" if hints else "")
+        return square_diagram(size, cell, last) + "\n" + legend
+
+    def status(self, state: TwoDragonsState) -> str:
+        parts = []
+        for side in (0, 1):
+            sizes = dragon_sizes(state.board, state.size, _colour(side))
+            counted = sizes[:state.dragons]
+            parts.append(f"{self.sides[side]} dragons {'+'.join(map(str, counted)) or '0'} = {sum(counted)}")
+        text = "; ".join(parts) + "."
+        if not state.outcome:
+            if any(state.passed):
+                text += f" {self.sides[state.passed.index(True)]} has passed; {self.sides[state.turn]} " \
+                        "moves alone until passing too."
+            if not self.legal_points(state, state.turn):
+                text += f" {self.sides[state.turn]} has no legal point and must pass."
+        return text
+
+    def help_text(self) -> str:
+        example = self.initial_state({"size": 9})
+        for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (4, 4)), (1, (6, 2)), (0, (2, 3))):
+            example = self.apply(example, side, point)
+        return HELP.format(diagram=self.diagram(example, legal=True))
+
+    def to_json(self, state: TwoDragonsState) -> dict:
+        return {"size": state.size, "dragons": state.dragons, "board": "".join(map(str, state.board)),
+                "turn": state.turn, "passed": list(state.passed), "last": state.last,
+                "outcome": state.outcome.to_json() if state.outcome else None}
+
+    def from_json(self, data: dict) -> TwoDragonsState:
+        return TwoDragonsState(data["size"], data["dragons"], tuple(int(c) for c in data["board"]),
+                               data["turn"], tuple(data["passed"]), data["last"],
+                               Outcome.from_json(data["outcome"]))
+
+
+HELP = """\
+2 DRAGONS
+
+Two players, White (moves first) and Black, place pieces on the points of
+an 18x18 board (option -size=N, 9 to 19). A dragon is a group of your
+pieces connected along rows and columns (diagonal contact does not count).
+
+Each player's first piece may go on any empty point. Every later piece
+must be in sight of one of your pieces: walking from the new point along a
+row, a column or a diagonal, the first piece met is yours, with only empty
+points between (adjacent counts). Two rules close lines and squares:
+  - No cutting through: a diagonal step between two opponent pieces that
+    touch each other diagonally is blocked, and a blocked line gives no
+    sight.
+  - No blobs: a piece may not complete a 2x2 square of your colour.
+
+Passing: you may pass at any time, and must when no legal point remains.
+After one player passes, the other moves alone, as many turns as wanted,
+until passing too; then the game ends.
+
+Score: the pieces in your 2 biggest dragons (option -dragons=N). The higher
+score wins; a tie goes to Black.
+
+Notation: a point (K10; columns skip I), or pass. By mail:
+    twodragons move 101 alice secret K10
+or reply to a board mail with just: K10. "twodragons show <board>" marks
+with * the points where the player to move may play, as here:
+
+{diagram}
+"""
+
+TWO_DRAGONS = register(TwoDragons())
