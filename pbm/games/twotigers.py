@@ -1,0 +1,339 @@
+"""Two Tigers: 20 goats against 2 tigers on the 5x5 alquerque board.
+
+Rules as ``shared/rules.md`` settles them (seed 001): points a1..e5,
+orthogonal lines everywhere, diagonals only through the points whose column
+and row indices (from zero) add up to an even number. Tigers start on c4
+and c2, goats in piles of five on b5, b3, d5 and d3; the goats move first.
+A goat (a single one or the top of a pile) steps to an adjacent empty
+point; a tiger steps, or leaps over an adjacent goat or pile to the empty
+point beyond on the same line, capturing one goat, and may go on leaping
+(never over the same point twice in a turn). Goats win when the tigers
+cannot move; tigers win when fewer than 7 goats remain or the goats cannot
+move; the third occurrence of a position with the same side to move draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from .base import IllegalMoveError, InvalidMoveError, Outcome, register, reject_unknown_options
+
+SIZE = 5
+GOATS, TIGERS = 0, 1
+TIGER = -1  # board value for a tiger; 0 empty; n > 0 a pile of n goats
+FEWEST_GOATS = 7
+COLUMNS = "abcde"
+
+
+def name(point: int) -> str:
+    return f"{COLUMNS[point % SIZE]}{point // SIZE + 1}"
+
+
+def parse_name(text: str) -> int:
+    t = text.strip().lower()
+    if len(t) != 2 or t[0] not in COLUMNS or t[1] not in "12345":
+        raise InvalidMoveError(f"{text.strip()!r} is not a point; points run from a1 to e5.")
+    return (int(t[1]) - 1) * SIZE + COLUMNS.index(t[0])
+
+
+def has_diagonals(point: int) -> bool:
+    return (point % SIZE + point // SIZE) % 2 == 0
+
+
+@lru_cache(maxsize=None)
+def lines() -> dict[int, tuple[tuple[int, int], ...]]:
+    """For every point, the directions (dx, dy) along which a line leaves it."""
+    result = {}
+    for p in range(SIZE * SIZE):
+        x, y = p % SIZE, p // SIZE
+        dirs = [(1, 0), (-1, 0), (0, 1), (0, -1)]
+        if has_diagonals(p):
+            dirs += [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+        result[p] = tuple((dx, dy) for dx, dy in dirs if 0 <= x + dx < SIZE and 0 <= y + dy < SIZE)
+    return result
+
+
+def step(point: int, direction: tuple[int, int]) -> int | None:
+    x, y = point % SIZE + direction[0], point // SIZE + direction[1]
+    return y * SIZE + x if 0 <= x < SIZE and 0 <= y < SIZE else None
+
+
+def direction_between(a: int, b: int) -> tuple[int, int] | None:
+    dx, dy = b % SIZE - a % SIZE, b // SIZE - a // SIZE
+    return (dx, dy) if max(abs(dx), abs(dy)) == 1 else None
+
+
+@dataclass(frozen=True)
+class TwoTigersState:
+    board: tuple[int, ...]
+    turn: int  # 0 goats, 1 tigers
+    seen_once: frozenset  # positions (board, turn) that occurred once
+    seen_twice: frozenset
+    last: tuple[int, ...] | None
+    outcome: Outcome | None = None
+
+    @property
+    def goats(self) -> int:
+        return sum(v for v in self.board if v > 0)
+
+
+class TwoTigers:
+    name = "twotigers"
+    title = "Two Tigers"
+    sides = ("Goats", "Tigers")
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        reject_unknown_options(raw, set(), self.title)
+        return {}
+
+    def initial_state(self, options: dict) -> TwoTigersState:
+        board = [0] * (SIZE * SIZE)
+        for point in ("c4", "c2"):
+            board[parse_name(point)] = TIGER
+        for point in ("b5", "b3", "d5", "d3"):
+            board[parse_name(point)] = 5
+        position = (tuple(board), GOATS)
+        return TwoTigersState(tuple(board), GOATS, frozenset({position}), frozenset(), None)
+
+    def parse_move(self, text: str, state: TwoTigersState) -> tuple[int, ...]:
+        parts = [p for p in text.strip().lower().replace(" ", "-").split("-") if p]
+        if len(parts) < 2:
+            raise InvalidMoveError("A move joins points with '-': b5-b4 for a goat, c4-c5 or c2-c4-e4 "
+                                   "for a tiger.")
+        return tuple(parse_name(p) for p in parts)
+
+    def format_move(self, move: tuple[int, ...]) -> str:
+        return "-".join(name(p) for p in move)
+
+    def to_move(self, state: TwoTigersState) -> int | None:
+        return None if state.outcome else state.turn
+
+    def actors(self, state: TwoTigersState) -> tuple[int, ...]:
+        return () if state.outcome else (state.turn,)
+
+    def outcome(self, state: TwoTigersState) -> Outcome | None:
+        return state.outcome
+
+    # -- rules -------------------------------------------------------------
+
+    def _check_line(self, a: int, b: int) -> tuple[int, int]:
+        direction = direction_between(a, b)
+        if direction is None:
+            raise IllegalMoveError(f"{name(a)} is not adjacent to {name(b)} on this board.")
+        if direction not in lines()[a]:
+            raise IllegalMoveError(f"{name(a)}-{name(b)} is not a line on this board "
+                                   f"({name(a)} has no diagonals).")
+        return direction
+
+    def _check_goat(self, state: TwoTigersState, move: tuple[int, ...]) -> None:
+        if len(move) != 2:
+            raise IllegalMoveError("A goat moves one step: two points, like b5-b4.")
+        start, end = move
+        if state.board[start] <= 0:
+            raise IllegalMoveError(f"{name(start)} holds no goat.")
+        self._check_line(start, end)
+        if state.board[end] != 0:
+            what = "a tiger" if state.board[end] == TIGER else "goats"
+            raise IllegalMoveError(f"{name(end)} holds {what}; a goat only moves to an empty point.")
+
+    def _check_tiger(self, state: TwoTigersState, move: tuple[int, ...]) -> list[int]:
+        """The points leapt over, or IllegalMoveError with the reason."""
+        start = move[0]
+        if state.board[start] != TIGER:
+            raise IllegalMoveError(f"{name(start)} holds no tiger.")
+        board = list(state.board)
+        board[start] = 0
+        if len(move) == 2 and direction_between(start, move[1]) is not None:
+            self._check_line(start, move[1])
+            if board[move[1]] != 0:
+                raise IllegalMoveError(f"{name(move[1])} is not empty; a tiger steps to an empty point "
+                                       "or leaps over a goat.")
+            return []
+        leapt: list[int] = []
+        for a, b in zip(move, move[1:]):
+            dx, dy = b % SIZE - a % SIZE, b // SIZE - a // SIZE
+            if max(abs(dx), abs(dy)) == 1:
+                raise IllegalMoveError(f"{name(a)}-{name(b)} is a step, and a step ends the tiger's turn; "
+                                       "only leaps can follow one another.")
+            if max(abs(dx), abs(dy)) != 2 or (dx and dy and abs(dx) != abs(dy)):
+                raise IllegalMoveError(f"{name(a)} is not adjacent to {name(b)} on this board, and a leap "
+                                       "goes over exactly one point to the point beyond.")
+            over = step(a, (dx // 2, dy // 2))
+            self._check_line(a, over)
+            self._check_line(over, b)
+            if over in leapt:
+                raise IllegalMoveError(f"{name(over)} was already leapt over this turn.")
+            if board[over] <= 0:
+                raise IllegalMoveError(f"{name(a)}-{name(b)} would leap over {name(over)}, which holds no "
+                                       "goat.")
+            if board[b] != 0:
+                raise IllegalMoveError(f"{name(b)} is not empty; a leap must land on an empty point.")
+            board[over] -= 1
+            leapt.append(over)
+        return leapt
+
+    def apply(self, state: TwoTigersState, side: int, move: tuple[int, ...]) -> TwoTigersState:
+        if state.outcome:
+            raise IllegalMoveError("This game is over; no more moves can be played.")
+        if side != state.turn:
+            raise IllegalMoveError(f"It is the {self.sides[state.turn]}' turn, not the {self.sides[side]}'.")
+        board = list(state.board)
+        if side == GOATS:
+            self._check_goat(state, move)
+            board[move[0]] -= 1
+            board[move[1]] = 1
+        else:
+            for over in self._check_tiger(state, move):
+                board[over] -= 1
+            board[move[0]], board[move[-1]] = 0, TIGER
+        after = replace(state, board=tuple(board), turn=1 - side, last=move)
+        return self._judge(after)
+
+    def _judge(self, state: TwoTigersState) -> TwoTigersState:
+        position = (state.board, state.turn)
+        if position in state.seen_twice:
+            return replace(state, outcome=Outcome(None, "the same position occurred a third time"))
+        if position in state.seen_once:
+            state = replace(state, seen_twice=state.seen_twice | {position})
+        else:
+            state = replace(state, seen_once=state.seen_once | {position})
+        if state.goats < FEWEST_GOATS:
+            return replace(state, outcome=Outcome(TIGERS, f"only {state.goats} goats are left, too few "
+                                                           "to trap the tigers"))
+        if not self._moves(state, state.turn):
+            if state.turn == TIGERS:
+                return replace(state, outcome=Outcome(GOATS, "both tigers are trapped"))
+            return replace(state, outcome=Outcome(TIGERS, "the goats cannot move"))
+        return state
+
+    def _moves(self, state: TwoTigersState, side: int) -> list[tuple[int, ...]]:
+        board = state.board
+        moves: list[tuple[int, ...]] = []
+        if side == GOATS:
+            for p, v in enumerate(board):
+                if v > 0:
+                    moves += [(p, q) for d in lines()[p] if board[q := step(p, d)] == 0]
+            return moves
+        for p, v in enumerate(board):
+            if v != TIGER:
+                continue
+            moves += [(p, q) for d in lines()[p] if board[q := step(p, d)] == 0]
+            cleared = list(board)
+            cleared[p] = 0
+            self._leaps(cleared, (p,), [], moves)
+        return moves
+
+    def _leaps(self, board: list[int], path: tuple[int, ...], leapt: list[int], out: list) -> None:
+        here = path[-1]
+        for d in lines()[here]:
+            over = step(here, d)
+            land = step(over, d) if over is not None else None
+            if land is None or over in leapt or board[over] <= 0 or board[land] != 0:
+                continue
+            if d not in lines()[over]:
+                continue
+            board[over] -= 1
+            out.append(path + (land,))
+            self._leaps(board, path + (land,), leapt + [over], out)
+            board[over] += 1
+
+    def legal_moves(self, state: TwoTigersState) -> list[tuple[int, ...]]:
+        return [] if state.outcome else self._moves(state, state.turn)
+
+    # -- presentation ------------------------------------------------------
+
+    def diagram(self, state: TwoTigersState, legal: bool = False) -> str:
+        """The alquerque board: points 6 columns apart, lines drawn between them."""
+        width = 8 + 6 * SIZE
+
+        def cell(p: int) -> str:
+            v = state.board[p]
+            text = "T" if v == TIGER else "." if v == 0 else "G" if v == 1 else f"G{v}"
+            return f"({text})" if state.last and p == state.last[-1] else text
+
+        letters = " " * 7 + "     ".join(COLUMNS)
+        out = [letters]
+        for y in range(SIZE - 1, -1, -1):
+            row = [" "] * width
+            spans = []
+            for x in range(SIZE):
+                text, at = cell(y * SIZE + x), 7 + 6 * x
+                start = at - 1 if text.startswith("(") else at
+                row[start:start + len(text)] = text
+                spans.append((start, start + len(text)))
+            for (_, end), (start, _) in zip(spans, spans[1:]):
+                row[end + 1:start - 1] = "-" * (start - end - 2)
+            out.append(f"  {y + 1}" + "".join(row[3:]).rstrip().ljust(width - 4) + f"{y + 1}")
+            if y:
+                links = [" "] * width
+                for x in range(SIZE):
+                    links[7 + 6 * x] = "|"
+                    if x < SIZE - 1:
+                        links[10 + 6 * x] = "\\" if has_diagonals(y * SIZE + x) else "/"
+                out.append("".join(links).rstrip())
+        out += [letters, "T tiger  G goat  G5 a pile of 5 goats  (x) last move"]
+        return "\n".join(out)
+
+    def status(self, state: TwoTigersState) -> str:
+        return f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})."
+
+    def help_text(self) -> str:
+        example = self.apply(self.initial_state({}), GOATS, self.parse_move("b3-b4", None))
+        return HELP.format(diagram=self.diagram(example))
+
+    # -- storage -----------------------------------------------------------
+
+    def to_json(self, state: TwoTigersState) -> dict:
+        def positions(seen):
+            return sorted([list(board), turn] for board, turn in seen)
+        return {"board": list(state.board), "turn": state.turn,
+                "seen_once": positions(state.seen_once), "seen_twice": positions(state.seen_twice),
+                "last": list(state.last) if state.last else None,
+                "outcome": state.outcome.to_json() if state.outcome else None}
+
+    def from_json(self, data: dict) -> TwoTigersState:
+        def positions(seen):
+            return frozenset((tuple(board), turn) for board, turn in seen)
+        return TwoTigersState(tuple(data["board"]), data["turn"], positions(data["seen_once"]),
+                              positions(data["seen_twice"]), tuple(data["last"]) if data["last"] else None,
+                              Outcome.from_json(data["outcome"]))
+
+
+HELP = """\
+TWO TIGERS
+
+The Goats (20 of them, moving first) try to trap the two Tigers on the
+5x5 alquerque board: 25 points a1 to e5 (columns a-e, rows 1-5 from the
+bottom), joined along rows and columns, and along diagonals through every
+other point (a1, c1, e1, b2, d2, a3, c3, e3, b4, d4, a5, c5, e5).
+
+Start: tigers on c4 and c2; goats in piles of five on b5, b3, d5 and d3.
+
+Goats: move one goat (a single goat, or the top goat of a pile) one step
+along a line to an empty point. Goats never move onto goats or piles, and
+never capture.
+
+Tigers: step one point along a line to an empty point, or leap over an
+adjacent goat or pile to the empty point just beyond on the same line,
+capturing one goat (the top one of a pile). The same tiger may go on
+leaping in the same turn and may stop after any leap, but no point may be
+leapt over twice in one turn. Capturing is never compulsory.
+
+End: the goats win when the tigers, on their turn, cannot move. The tigers
+win when fewer than 7 goats are left, or when the goats, on their turn,
+cannot move. The third time the same position occurs with the same side to
+move, the game is drawn.
+
+Notation: points joined by '-': b5-b4 (a goat), c4-c5 (a tiger step),
+c2-c4-e4 (a tiger leaping twice; the captured goats are implied). By mail:
+    twotigers move 101 alice secret b5-b4
+or reply to a board mail with just: b5-b4
+
+In the diagram T is a tiger, G a goat, G5 a pile of five; lines show where
+pieces may move. After the goats' first move b3-b4:
+
+{diagram}
+"""
+
+TWO_TIGERS = register(TwoTigers())
