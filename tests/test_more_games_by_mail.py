@@ -63,3 +63,30 @@ def test_two_tigers_capture_by_mail(players, outbox):
     assert reply(players, outbox, ALICE, "b3-b4").status == "applied"
     assert reply(players, outbox, BOB, "c4-a4").status == "applied"
     assert "Goats left: 19 of 20" in flat(outbox.to(ALICE)[-1])
+
+
+def test_dragons_by_mail_with_a_gap_move_and_auto_moves_to_a_win(players, outbox, client):
+    assert players.send(ALICE, "dragons challenge alice bob").status == "applied"
+    first = outbox.to(ALICE)[-1]
+    assert first["Subject"] == "Dragons Board 101 alice" and "alice (O) vs bob (X)" in body(first)
+    assert reply(players, outbox, ALICE, "1SE B0").status == "applied"
+    assert reply(players, outbox, BOB, "1sw-b2").status == "applied"
+    gap = outbox.to(ALICE)[-1]
+    assert "Must fill a gap: 1s." in flat(gap)
+    refused = reply(players, outbox, ALICE, "1n:F3")
+    assert refused.status == "rejected"
+    assert "A gap must be filled first: play in 1s (each fits two or more orientations)." in refused.error
+    clash = reply(players, outbox, ALICE, "1s:F0")
+    assert clash.status == "rejected"
+    assert clash.error == "1s:F0 does not fit: its N edge is O but tile 1's S edge is X."
+    assert reply(players, outbox, ALICE, "1s:B1").status == "applied"  # the gap move
+    page = client.get("/games/101").get_data(as_text=True)
+    assert "Playable cells" in page and "<td>1n</td>" in page
+    assert reply(players, outbox, BOB, "4s:B0").status == "applied"
+    final = outbox.to(ALICE)[-1]
+    assert final["Subject"] == "Dragons Board 101 game over"
+    text = flat(final)
+    assert "Game won by bob (X): a loop of 6 X tiles." in text
+    assert "Last move: tile 5 (B0), (Auto) tile 6 (F2), (Auto) tile 7 (F4)." in text
+    assert all(len(line) <= 78 for line in body(final).split("\n"))
+    assert "Playable cells" not in client.get("/games/101").get_data(as_text=True)

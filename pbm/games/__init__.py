@@ -1,6 +1,6 @@
 """Pure game rules, registered by name. Importing this package registers every game."""
 
-from . import go, greatkingdom, twodragons, twotigers  # noqa: F401  (each registers itself)
+from . import dragons, go, greatkingdom, twodragons, twotigers  # noqa: F401  (each registers itself)
 from .base import (  # noqa: F401
     REGISTRY,
     Game,

@@ -1,0 +1,564 @@
+"""Dragons (Cameron Browne): hex tiles, auto moves, gap moves, loops.
+
+Rules as ``shared/rules.md`` settles them (seed 002). Hexes have flat tops;
+edges are numbered clockwise 0=N 1=NE 2=SE 3=S 4=SW 5=NW. Every tile is the
+same two-sided tile:
+
+* front ("shoulders"), ``F0``: edges 5, 0, 1 are O and 2, 3, 4 are X, each
+  colour one region;
+* back ("tails"), ``B0``: colours alternate 0=O 1=X 2=O 3=X 4=O 5=X; an X
+  band joins 5 and 1, an O band joins 2 and 4, edges 0 and 3 are dead-end
+  tails;
+* ``Fk``/``Bk``: turned clockwise by k x 60 degrees.
+
+Cells are axial coordinates ``(q, r)``: N is (0, -1), NE (+1, -1), SE
+(+1, 0), S (0, +1), SW (-1, +1), NW (-1, 0). Players name a cell from a
+numbered neighbouring tile (``7ne``); a move is ``<cell>:<orientation>``.
+
+Auto moves: after a placement, while some gap (an empty cell with three or
+more tiled neighbours) fits exactly one orientation, the gap with the
+smallest name is filled (names compare by tile number, then by direction in
+the order n ne se s sw nw), until none is left or the pool is empty. Gap
+moves: while any gap fits two or more orientations, the player must fill
+one of those gaps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from .base import IllegalMoveError, InvalidMoveError, OptionError, Outcome, register, reject_unknown_options
+
+O, X = "o", "x"
+COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
+DIRECTIONS = ("n", "ne", "se", "s", "sw", "nw")
+STEP = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
+EDGE_NAMES = ("N", "NE", "SE", "S", "SW", "NW")
+ORIENTATIONS = tuple(f"F{k}" for k in range(6)) + tuple(f"B{k}" for k in range(6))
+WIN_LENGTH = 6
+
+Cell = tuple[int, int]
+
+
+# -- the tile ------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def edge_colours(orientation: int) -> tuple[str, ...]:
+    """The colour of edges 0..5 of orientation 0..11 (F0..F5, B0..B5)."""
+    base = (O, O, X, X, X, O) if orientation < 6 else (O, X, O, X, O, X)
+    k = orientation % 6
+    return tuple(base[(e - k) % 6] for e in range(6))
+
+
+@lru_cache(maxsize=None)
+def regions(orientation: int) -> tuple[str, ...]:
+    """For each edge, the region covering it: 'O'/'X' the main region of that colour,
+    'o'/'x' a dead-end tail (back tiles only)."""
+    k = orientation % 6
+    if orientation < 6:
+        return tuple(c.upper() for c in edge_colours(orientation))
+    base = ("o", "X", "O", "x", "O", "X")  # B0: tail 0 (o), X band 5-1, O band 2-4, tail 3 (x)
+    return tuple(base[(e - k) % 6] for e in range(6))
+
+
+@lru_cache(maxsize=None)
+def inside(orientation: int) -> tuple[str, ...]:
+    """The colour drawn just inside each edge: the region's colour, or for a tail the
+    band that passes it."""
+    return tuple(r.lower() if r.isupper() else (X if r == "o" else O) for r in regions(orientation))
+
+
+@lru_cache(maxsize=None)
+def main_edges(orientation: int, colour: str) -> frozenset[int]:
+    return frozenset(e for e, r in enumerate(regions(orientation)) if r == colour.upper())
+
+
+@lru_cache(maxsize=None)
+def fitting(constraint: tuple) -> tuple[int, ...]:
+    """The orientations whose edges match ``constraint`` (a colour or None per edge)."""
+    return tuple(o for o in range(12)
+                 if all(c is None or c == edge_colours(o)[e] for e, c in enumerate(constraint)))
+
+
+def neighbour(cell: Cell, direction: int) -> Cell:
+    dq, dr = STEP[direction]
+    return cell[0] + dq, cell[1] + dr
+
+
+# -- state ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DragonsState:
+    tiles: tuple[tuple[int, int, int], ...]  # (q, r, orientation); tile number = index + 1
+    pool: int  # tiles allowed in all, the first and auto moves included
+    tantrix: bool
+    turn: int  # 0 O, 1 X
+    last: tuple[int, ...] = ()  # numbers of the tiles the last move placed (own first, then auto)
+    outcome: Outcome | None = None
+    at: dict = field(default=None, compare=False, repr=False)  # cell -> tile index (derived)
+
+    def __post_init__(self):
+        object.__setattr__(self, "at", {(q, r): i for i, (q, r, _) in enumerate(self.tiles)})
+
+    def constraint(self, cell: Cell) -> tuple:
+        """Per edge of ``cell``: the colour the neighbouring tile shows it, or None."""
+        out = []
+        for d in range(6):
+            i = self.at.get(neighbour(cell, d))
+            out.append(None if i is None else edge_colours(self.tiles[i][2])[(d + 3) % 6])
+        return tuple(out)
+
+    def tiled_neighbours(self, cell: Cell) -> int:
+        return sum(neighbour(cell, d) in self.at for d in range(6))
+
+    def frontier(self) -> set[Cell]:
+        return {neighbour((q, r), d) for q, r, _ in self.tiles for d in range(6)} - set(self.at)
+
+    def name(self, cell: Cell) -> str:
+        """The canonical name: from the lowest-numbered neighbouring tile."""
+        options = []
+        for d in range(6):
+            i = self.at.get(neighbour(cell, (d + 3) % 6))
+            if i is not None:
+                options.append((i, d))
+        i, d = min(options)
+        return f"{i + 1}{DIRECTIONS[d]}"
+
+    def name_key(self, cell: Cell) -> tuple[int, int]:
+        return min((self.at[neighbour(cell, (d + 3) % 6)], d) for d in range(6)
+                   if neighbour(cell, (d + 3) % 6) in self.at)
+
+    def gaps(self) -> list[tuple[Cell, tuple[int, ...]]]:
+        """Empty cells with three or more tiled neighbours, with their fitting orientations."""
+        return [(cell, fitting(self.constraint(cell))) for cell in self.frontier()
+                if self.tiled_neighbours(cell) >= 3]
+
+    def compulsory(self) -> list[Cell]:
+        return sorted((cell for cell, fits in self.gaps() if len(fits) >= 2), key=self.name_key)
+
+
+# -- loops and dragons ---------------------------------------------------------------
+
+def colour_graph(state: DragonsState, colour: str) -> dict[int, list[int]]:
+    """Tiles joined through their main region of ``colour`` (tails never close a loop)."""
+    graph: dict[int, list[int]] = {}
+    for i, (q, r, o) in enumerate(state.tiles):
+        links = []
+        for e in main_edges(o, colour):
+            j = state.at.get(neighbour((q, r), e))
+            if j is not None and (e + 3) % 6 in main_edges(state.tiles[j][2], colour):
+                links.append(j)
+        graph[i] = links
+    return graph
+
+
+def longest_loop(graph: dict[int, list[int]], through: set[int]) -> int:
+    """The most tiles on a simple cycle that passes through any tile of ``through``."""
+    best = 0
+    for start in through:
+        if len(graph.get(start, ())) < 2:
+            continue
+        stack = [(start, (start,))]
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start and len(path) >= 3:
+                    best = max(best, len(path))
+                elif nxt not in path:
+                    stack.append((nxt, path + (nxt,)))
+    return best
+
+
+def dragon_scores(state: DragonsState, colour: str) -> list[tuple[int, bool]]:
+    """Each dragon (connected region of ``colour``, tails included): the number of tiles
+    it passes through, and whether it is closed (contains a loop)."""
+    parent: dict = {}
+
+    def find(a):
+        while parent.setdefault(a, a) != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    links = []
+    for i, (q, r, o) in enumerate(state.tiles):
+        for e in range(6):
+            if edge_colours(o)[e] != colour:
+                continue
+            here = (i, regions(o)[e])
+            find(here)
+            j = state.at.get(neighbour((q, r), e))
+            if j is not None and j > i:
+                links.append((here, (j, regions(state.tiles[j][2])[(e + 3) % 6])))
+    for a, b in links:
+        parent[find(a)] = find(b)
+    tiles: dict = {}
+    nodes: dict = {}
+    edges: dict = {}
+    for node in list(parent):
+        root = find(node)
+        tiles.setdefault(root, set()).add(node[0])
+        nodes[root] = nodes.get(root, 0) + 1
+    for a, _ in links:
+        edges[find(a)] = edges.get(find(a), 0) + 1
+    return [(len(tiles[root]), edges.get(root, 0) >= nodes[root]) for root in tiles]
+
+
+# -- the game -----------------------------------------------------------------------
+
+MOVE = re.compile(r"^\s*(\d+)\s*((?:nw|ne|sw|se|n|s)(?:\s*[.,]?\s*(?:nw|ne|sw|se|n|s))*)\s*[:\-/ ]?\s*([fb])\s*([0-5])\s*$",
+                  re.I)
+
+
+class Dragons:
+    name = "dragons"
+    title = "Dragons"
+    sides = ("O", "X")
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        reject_unknown_options(raw, {"num_tiles", "tantrix"}, self.title)
+        tantrix = raw.get("tantrix", "false").lower() in ("true", "1", "yes", "on")
+        default = 40 if tantrix else 50
+        try:
+            pool = int(raw.get("num_tiles", default))
+        except ValueError:
+            raise OptionError(f"-num_tiles must be a whole number, not {raw['num_tiles']!r}.") from None
+        if not 2 <= pool <= 200:
+            raise OptionError(f"-num_tiles must be from 2 to 200, not {pool}.")
+        return {"num_tiles": pool, "tantrix": tantrix}
+
+    def initial_state(self, options: dict) -> DragonsState:
+        return DragonsState(((0, 0, 0),), options.get("num_tiles", 50), options.get("tantrix", False), 0)
+
+    # -- notation ----------------------------------------------------------
+
+    def parse_cell(self, text: str, state: DragonsState) -> Cell:
+        match = re.fullmatch(r"\s*(\d+)\s*((?:nw|ne|sw|se|n|s)(?:\s*[.,]?\s*(?:nw|ne|sw|se|n|s))*)\s*",
+                             text, re.I)
+        if not match:
+            raise InvalidMoveError(f"{text.strip()!r} is not a cell name: write a tile number and a "
+                                   "direction (n, ne, se, s, sw, nw), like 7ne.")
+        number = int(match.group(1))
+        if not 1 <= number <= len(state.tiles):
+            raise InvalidMoveError(f"There is no tile {number}; the tiles are numbered 1 to "
+                                   f"{len(state.tiles)}.")
+        q, r, _ = state.tiles[number - 1]
+        cell = (q, r)
+        for word in re.findall(r"nw|ne|sw|se|n|s", match.group(2).lower()):
+            cell = neighbour(cell, DIRECTIONS.index(word))
+        return cell
+
+    def parse_move(self, text: str, state: DragonsState):
+        match = MOVE.match(text)
+        if not match:
+            raise InvalidMoveError(f"{text.strip()!r} is not a Dragons move: write a cell and an "
+                                   "orientation, like 7ne:B2 (cell 7ne, back turned twice).")
+        cell = self.parse_cell(match.group(1) + match.group(2), state)
+        orientation = ORIENTATIONS.index(match.group(3).upper() + match.group(4))
+        if cell in state.at:
+            raise IllegalMoveError(f"{text.strip()} names tile {state.at[cell] + 1}'s cell, which is taken.")
+        if state.tiled_neighbours(cell) == 0:
+            raise IllegalMoveError(f"{match.group(1)}{match.group(2).lower()} is not next to any tile; a "
+                                   "tile must touch at least one other.")
+        number, direction = state.name_key(cell)
+        return number + 1, direction, orientation
+
+    def format_move(self, move) -> str:
+        number, direction, orientation = move
+        return f"{number}{DIRECTIONS[direction]}:{ORIENTATIONS[orientation]}"
+
+    def cell_of(self, move, state: DragonsState) -> Cell:
+        number, direction, _ = move
+        q, r, _ = state.tiles[number - 1]
+        return neighbour((q, r), direction)
+
+    # -- rules -------------------------------------------------------------
+
+    def to_move(self, state: DragonsState) -> int | None:
+        return None if state.outcome else state.turn
+
+    def actors(self, state: DragonsState) -> tuple[int, ...]:
+        return () if state.outcome else (state.turn,)
+
+    def outcome(self, state: DragonsState) -> Outcome | None:
+        return state.outcome
+
+    def check(self, state: DragonsState, cell: Cell, orientation: int) -> None:
+        """Raise IllegalMoveError unless the tile may go there now."""
+        name = state.name(cell)
+        colours = edge_colours(orientation)
+        for d, wanted in enumerate(state.constraint(cell)):
+            if wanted is not None and colours[d] != wanted:
+                other = state.at[neighbour(cell, d)] + 1
+                raise IllegalMoveError(
+                    f"{name}:{ORIENTATIONS[orientation]} does not fit: its {EDGE_NAMES[d]} edge is "
+                    f"{colours[d].upper()} but tile {other}'s {EDGE_NAMES[(d + 3) % 6]} edge is "
+                    f"{wanted.upper()}.")
+        must = state.compulsory()
+        if must and cell not in must:
+            names = ", ".join(state.name(c) for c in must)
+            raise IllegalMoveError(f"A gap must be filled first: play in {names} (each fits two or more "
+                                   "orientations).")
+
+    def apply(self, state: DragonsState, side: int, move) -> DragonsState:
+        if state.outcome:
+            raise IllegalMoveError("This game is over; no more moves can be played.")
+        if side != state.turn:
+            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        cell = self.cell_of(move, state)
+        if cell in state.at:
+            raise IllegalMoveError(f"{self.format_move(move)}: that cell is already tile {state.at[cell] + 1}.")
+        self.check(state, cell, move[2])
+        first = len(state.tiles) + 1
+        state = replace(state, tiles=state.tiles + ((cell[0], cell[1], move[2]),))
+        state = self._auto_moves(state)
+        placed = tuple(range(first, len(state.tiles) + 1))
+        state = replace(state, turn=1 - side, last=placed)
+        return replace(state, outcome=self._judge(state, set(n - 1 for n in placed)))
+
+    def _auto_moves(self, state: DragonsState) -> DragonsState:
+        while len(state.tiles) < state.pool:
+            forced = [cell for cell, fits in state.gaps() if len(fits) == 1]
+            if not forced:
+                break
+            cell = min(forced, key=state.name_key)
+            orientation = fitting(state.constraint(cell))[0]
+            state = replace(state, tiles=state.tiles + ((cell[0], cell[1], orientation),))
+        return state
+
+    def _judge(self, state: DragonsState, placed: set[int]) -> Outcome | None:
+        full = len(state.tiles) >= state.pool
+        if state.tantrix:
+            if not full:
+                return None
+            best = [max((n * (2 if closed else 1) for n, closed in dragon_scores(state, c)), default=0)
+                    for c in COLOURS]
+            score = f"O {best[0]}, X {best[1]}"
+            if best[0] == best[1]:
+                return Outcome(None, "Tantrix scoring, equal best dragons", score)
+            return Outcome(0 if best[0] > best[1] else 1, "Tantrix scoring, the best dragon", score)
+        loops = [longest_loop(colour_graph(state, c), placed) for c in COLOURS]
+        winners = [s for s in (0, 1) if loops[s] >= WIN_LENGTH]
+        if winners:
+            if len(winners) == 2 and loops[0] == loops[1]:
+                return Outcome(None, f"both colours closed loops of {loops[0]} tiles")
+            winner = max(winners, key=lambda s: loops[s])
+            return Outcome(winner, f"a loop of {loops[winner]} {COLOURS[winner].upper()} tiles")
+        if full:
+            return Outcome(None, f"all {state.pool} tiles were played without a winning loop")
+        return None
+
+    def legal_moves(self, state: DragonsState) -> list:
+        if state.outcome:
+            return []
+        cells = state.compulsory() or sorted(state.frontier(), key=state.name_key)
+        moves = []
+        for cell in cells:
+            number, direction = state.name_key(cell)
+            moves += [(number + 1, direction, o) for o in fitting(state.constraint(cell))]
+        return moves
+
+    def playable(self, state: DragonsState) -> list[tuple[str, list[str]]]:
+        """Each cell the player to move may fill, with the orientations that fit it."""
+        cells = state.compulsory() or sorted(state.frontier(), key=state.name_key)
+        return [(state.name(c), [ORIENTATIONS[o] for o in fitting(state.constraint(c))]) for c in cells
+                if fitting(state.constraint(c))]
+
+    # -- presentation ------------------------------------------------------
+
+    def diagram(self, state: DragonsState, legal: bool = False) -> str:
+        marks = {cell: "*" for cell in state.compulsory()} if not state.outcome else {}
+        text = draw(state, marks)
+        legend = "o/x edge colours, numbers are tiles" + ("; * a gap that must be filled" if marks else "")
+        lines = [text, legend]
+        if legal and not state.outcome:
+            lines.append("Playable cells and the orientations that fit:")
+            for name, fits in self.playable(state):
+                lines.append(f"  {name:<6} {' '.join(fits)}")
+        return "\n".join(lines)
+
+    def status(self, state: DragonsState) -> str:
+        parts = [f"Tiles: {len(state.tiles)} of {state.pool} placed."]
+        if state.last:
+            own, *auto = state.last
+            q, r, o = state.tiles[own - 1]
+            parts.append(f"Last move: tile {own} ({ORIENTATIONS[o]})" +
+                         "".join(f", (Auto) tile {n} ({ORIENTATIONS[state.tiles[n - 1][2]]})" for n in auto) + ".")
+        if not state.outcome:
+            must = state.compulsory()
+            if must:
+                parts.append("Must fill a gap: " + ", ".join(state.name(c) for c in must) + ".")
+        return " ".join(parts)
+
+    def help_text(self) -> str:
+        pictures = []
+        for row in (range(6), range(6, 12)):
+            tiles = [draw_single(o) for o in row]
+            pictures.append("\n".join("  ".join(t[i] for t in tiles).rstrip() for i in range(5)))
+            pictures.append("  ".join(f"{ORIENTATIONS[o]:^9}" for o in row).rstrip())
+        example = self.initial_state({})
+        example = self.apply(example, 0, self.parse_move("1ne:F5", example))
+        return HELP.format(orientations="\n".join(pictures), diagram=self.diagram(example, legal=False))
+
+    # -- storage -----------------------------------------------------------
+
+    def to_json(self, state: DragonsState) -> dict:
+        return {"tiles": [list(t) for t in state.tiles], "pool": state.pool, "tantrix": state.tantrix,
+                "turn": state.turn, "last": list(state.last),
+                "outcome": state.outcome.to_json() if state.outcome else None}
+
+    def from_json(self, data: dict) -> DragonsState:
+        return DragonsState(tuple(tuple(t) for t in data["tiles"]), data["pool"], data["tantrix"],
+                            data["turn"], tuple(data["last"]), Outcome.from_json(data["outcome"]))
+
+
+# -- drawing ----------------------------------------------------------------------
+
+# Vertex characters, by which of the three cells around a vertex hold tiles. A
+# vertex whose horizontal edge runs to the right has cells up-right (U),
+# down-right (D) and left (L); a mirrored vertex has up-left, down-left, right.
+RIGHT_VERTEX = {(0, 1, 0): ".", (1, 0, 0): "`", (0, 0, 1): ")", (1, 1, 0): ")", (1, 0, 1): ".",
+                (0, 1, 1): "`", (1, 1, 1): " "}
+LEFT_VERTEX = {(0, 1, 0): ".", (1, 0, 0): "'", (0, 0, 1): "(", (1, 1, 0): "(", (1, 0, 1): ".",
+               (0, 1, 1): "'", (1, 1, 1): " "}
+
+
+def tile_rows(orientation: int) -> tuple[str, str, str]:
+    """The three inner rows (7 characters each) of a tile."""
+    reg, ins, col = regions(orientation), inside(orientation), edge_colours(orientation)
+
+    def band(a: int, b: int) -> str:  # the boundary between neighbouring edges a, b
+        same = _joined(reg, a, b)
+        return ins[a] if same else " "
+
+    top = col[5] + ins[5] + band(5, 0) + ins[0] + band(0, 1) + ins[1] + col[1]
+    middle = " " + (ins[5] if _joined(reg, 5, 4) else " ") + "   " + (ins[1] if _joined(reg, 1, 2) else " ") + " "
+    bottom = col[4] + ins[4] + band(4, 3) + ins[3] + band(3, 2) + ins[2] + col[2]
+    return top, middle, bottom
+
+
+def _joined(reg: tuple[str, ...], a: int, b: int) -> bool:
+    """Do the insides of edges a and b belong to one region (a tail lets its band pass)?"""
+    def main(e: int) -> str:
+        r = reg[e]
+        return r if r.isupper() else ("X" if r == "o" else "O")
+    return main(a) == main(b)
+
+
+def draw_single(orientation: int) -> list[str]:
+    top, middle, bottom = tile_rows(orientation)
+    col = edge_colours(orientation)
+    return [f"  .-{col[0]}-.  ", f" {top} ", f"({middle})", f" {bottom} ", f"  `-{col[3]}-'  "]
+
+
+def draw(state: DragonsState, marks: dict[Cell, str], width: int = 78) -> str:
+    """The board in the seed's style, wrapped in strips of whole hex columns."""
+    cells = {(q, r): o for q, r, o in state.tiles}
+    qs = [q for q, _ in cells] + [q for q, _ in marks]
+    low, high = min(qs), max(qs)
+    per_strip = max(1, (width - 3) // 6)
+    strips = []
+    for start in range(low, high + 1, per_strip):
+        strips.append(_draw_strip(state, cells, marks, start, min(high, start + per_strip - 1)))
+    return "\n\n".join(strips)
+
+
+def _draw_strip(state, cells, marks, q_low, q_high) -> str:
+    canvas: dict[tuple[int, int], str] = {}
+
+    def put(line: int, col: int, text: str) -> None:
+        for i, ch in enumerate(text):
+            canvas[(line, col + i)] = ch
+
+    def present(cell: Cell) -> bool:
+        return cell in cells
+
+    for (q, r), o in cells.items():
+        if not q_low <= q <= q_high:
+            continue
+        col, line = 6 * (q - q_low), 4 * r + 2 * q
+        top, middle, bottom = tile_rows(o)
+        colours = edge_colours(o)
+        number = str(state.at[(q, r)] + 1)
+        middle = middle[:2] + number.center(3) + middle[5:]
+        put(line + 1, col + 1, top)
+        put(line + 2, col + 1, middle)
+        put(line + 3, col + 1, bottom)
+        up, down = (q, r - 1), (q, r + 1)
+        put(line, col + 3, f" {colours[0]} " if present(up) else f"-{colours[0]}-")
+        put(line + 4, col + 3, f" {colours[3]} " if present(down) else f"-{colours[3]}-")
+        # vertices: (column offset, line offset, kind, the three cells around it)
+        for dc, dl, kind, around in (
+            (2, 0, "R", ((q, r - 1), (q, r), (q - 1, r))),          # top-left: U=N, D=self, L=NW
+            (6, 0, "L", ((q, r - 1), (q, r), (q + 1, r - 1))),      # top-right: U=N, D=self, R=NE
+            (0, 2, "L", ((q - 1, r), (q - 1, r + 1), (q, r))),      # west: U=NW, D=SW, R=self
+            (8, 2, "R", ((q + 1, r - 1), (q + 1, r), (q, r))),      # east: U=NE, D=SE, L=self
+            (2, 4, "R", ((q, r), (q, r + 1), (q - 1, r + 1))),      # bottom-left: U=self, D=S, L=SW
+            (6, 4, "L", ((q, r), (q, r + 1), (q + 1, r))),          # bottom-right: U=self, D=S, R=SE
+        ):
+            key = tuple(int(present(c)) for c in around)
+            put(line + dl, col + dc, (RIGHT_VERTEX if kind == "R" else LEFT_VERTEX)[key])
+    for (q, r), mark in marks.items():
+        if q_low <= q <= q_high:
+            put(4 * r + 2 * q + 2, 6 * (q - q_low) + 4, mark)
+    if not canvas:
+        return ""
+    lines = [l for l, _ in canvas]
+    top_line, bottom_line = min(lines), max(lines)
+    out = []
+    for line in range(top_line, bottom_line + 1):
+        row = "".join(canvas.get((line, c), " ") for c in range(6 * (q_high - q_low) + 9))
+        out.append(row.rstrip())
+    return "\n".join(out)
+
+
+HELP = """\
+DRAGONS
+
+Two players, O (moves first) and X, share a pool of hexagonal tiles (50;
+option -num_tiles=N) and take turns adding one tile next to the tiles on
+the board, so that every edge it shares with a tile has that tile's colour.
+The server places tile 1 (F0) in the centre. Each tile has two faces:
+the front ("shoulders": three O edges and three X edges, each colour one
+region) and the back ("tails": colours alternate; a band of each colour
+joins two edges, the third edge of each colour is a dead-end tail). The
+12 ways to lay a tile, turned clockwise 60 degrees at a time:
+
+{orientations}
+
+Cells: tiles are numbered in the order they are placed; a cell is named
+from a neighbouring tile and a direction (n ne se s sw nw), so 7ne is the
+cell on the north-east side of tile 7. A cell has one name per tiled
+neighbour; all are accepted, the lowest number is shown.
+
+Move: <cell>:<orientation>, for example 7ne:B2 (lenient: 7NE B2, 7ne-b2).
+
+Auto moves: a gap is an empty cell with three or more tiled neighbours.
+When a gap fits exactly one orientation, that tile is placed for you, again
+and again (the gap with the smallest name first: lowest tile number, then
+n ne se s sw nw) until no gap fits exactly one; these auto moves are part
+of your move and are listed as (Auto) after it. A gap that nothing fits
+stays empty.
+
+Gap moves: while any gap fits two or more orientations, you must fill one
+of those gaps (they are marked * on the board).
+
+Winning: a loop of your colour through 6 or more tiles, checked after the
+whole move (auto moves included; an auto move can close your opponent's
+loop!). If both colours close winning loops, the longer wins; equal loops
+draw. When the pool runs out with no winning loop, the game is drawn.
+
+Tantrix scoring (option -tantrix, pool 40): loops do not end the game.
+When the pool is empty each player's best dragon (connected region of
+their colour) scores 1 point per tile it passes through, doubled if it is
+closed (contains a loop). Higher score wins; equal scores draw.
+
+Example: after O's first move 1ne:F5 (playable cells are listed on
+"dragons show <board>" and on the web):
+
+{diagram}
+"""
+
+DRAGONS = register(Dragons())
