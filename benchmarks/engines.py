@@ -7,6 +7,9 @@
   Per-move cost in the first and the last 100 moves shows whether it grows
   with the length of the game.
 * Great Kingdom: random 9x9 games, apply per move.
+* Dragons: random 50-tile games; one move = placement, auto-move cascade and
+  loop check. Each move is timed 5 times and the fastest run kept (so a
+  garbage-collector pause does not count as the engine's time).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pbm.games.dragons import DRAGONS  # noqa: E402
 from pbm.games.go import BLACK, GO, WHITE, neighbours  # noqa: E402
 from pbm.games.greatkingdom import GREAT_KINGDOM  # noqa: E402
 from tests.gtp import GnuGo, gnugo_available  # noqa: E402
@@ -94,6 +98,28 @@ def main() -> None:
             applied += 1
     print(f"Great Kingdom engine, 20 random 9x9 games: {applied / seconds:,.0f} moves/s "
           f"({1e6 * seconds / applied:.0f} us/move)")
+
+    cases = []
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = DRAGONS.initial_state({"num_tiles": 50})
+        while state.outcome is None:
+            move = rng.choice(DRAGONS.legal_moves(state))
+            cases.append((state, move))
+            state = DRAGONS.apply(state, state.turn, move)
+    timings = []
+    for state, move in cases:
+        runs = []
+        for _ in range(5):
+            t = time.perf_counter()
+            DRAGONS.apply(state, state.turn, move)
+            runs.append(time.perf_counter() - t)
+        timings.append((min(runs), len(state.tiles)))
+    every = sorted(t for t, _ in timings)
+    late = sorted(t for t, tiles in timings if tiles >= 35)
+    print(f"Dragons engine, 40 random 50-tile games, {len(every)} moves (placement + auto moves + loop check):")
+    print(f"  p50 {1e6 * every[len(every) // 2]:.0f} us, p99 {1e6 * every[int(len(every) * 0.99)]:.0f} us, "
+          f"max {1e6 * every[-1]:.0f} us; with 35+ tiles on the board p50 {1e6 * late[len(late) // 2]:.0f} us")
 
 
 if __name__ == "__main__":

@@ -97,10 +97,34 @@ class DragonsState:
     turn: int  # 0 O, 1 X
     last: tuple[int, ...] = ()  # numbers of the tiles the last move placed (own first, then auto)
     outcome: Outcome | None = None
-    at: dict = field(default=None, compare=False, repr=False)  # cell -> tile index (derived)
+    # Derived, kept up to date tile by tile (see ``placed``): cell -> tile index, and
+    # empty cell next to tiles -> how many tiled neighbours it has.
+    at: dict = field(default=None, compare=False, repr=False)
+    counts: dict = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "at", {(q, r): i for i, (q, r, _) in enumerate(self.tiles)})
+        if self.at is None:
+            at = {(q, r): i for i, (q, r, _) in enumerate(self.tiles)}
+            counts: dict = {}
+            for q, r in at:
+                for dq, dr in STEP:
+                    cell = (q + dq, r + dr)
+                    if cell not in at:
+                        counts[cell] = counts.get(cell, 0) + 1
+            object.__setattr__(self, "at", at)
+            object.__setattr__(self, "counts", counts)
+
+    def placed(self, cell: Cell, orientation: int) -> "DragonsState":
+        """This state with one more tile (the derived maps updated, not rebuilt)."""
+        at = dict(self.at)
+        at[cell] = len(self.tiles)
+        counts = dict(self.counts)
+        counts.pop(cell, None)
+        for dq, dr in STEP:
+            near = (cell[0] + dq, cell[1] + dr)
+            if near not in at:
+                counts[near] = counts.get(near, 0) + 1
+        return replace(self, tiles=self.tiles + ((cell[0], cell[1], orientation),), at=at, counts=counts)
 
     def constraint(self, cell: Cell) -> tuple:
         """Per edge of ``cell``: the colour the neighbouring tile shows it, or None."""
@@ -111,10 +135,10 @@ class DragonsState:
         return tuple(out)
 
     def tiled_neighbours(self, cell: Cell) -> int:
-        return sum(neighbour(cell, d) in self.at for d in range(6))
+        return 0 if cell in self.at else self.counts.get(cell, 0)
 
     def frontier(self) -> set[Cell]:
-        return {neighbour((q, r), d) for q, r, _ in self.tiles for d in range(6)} - set(self.at)
+        return set(self.counts)
 
     def name(self, cell: Cell) -> str:
         """The canonical name: from the lowest-numbered neighbouring tile."""
@@ -132,8 +156,7 @@ class DragonsState:
 
     def gaps(self) -> list[tuple[Cell, tuple[int, ...]]]:
         """Empty cells with three or more tiled neighbours, with their fitting orientations."""
-        return [(cell, fitting(self.constraint(cell))) for cell in self.frontier()
-                if self.tiled_neighbours(cell) >= 3]
+        return [(cell, fitting(self.constraint(cell))) for cell, n in self.counts.items() if n >= 3]
 
     def compulsory(self) -> list[Cell]:
         return sorted((cell for cell, fits in self.gaps() if len(fits) >= 2), key=self.name_key)
@@ -141,34 +164,101 @@ class DragonsState:
 
 # -- loops and dragons ---------------------------------------------------------------
 
+def loop_links(state: DragonsState, i: int, colour: str) -> list[int]:
+    """The tiles joined to tile index ``i`` through its main region of ``colour``
+    (tails never close a loop)."""
+    q, r, o = state.tiles[i]
+    links = []
+    for e in main_edges(o, colour):
+        dq, dr = STEP[e]
+        j = state.at.get((q + dq, r + dr))
+        if j is not None and (e + 3) % 6 in main_edges(state.tiles[j][2], colour):
+            links.append(j)
+    return links
+
+
 def colour_graph(state: DragonsState, colour: str) -> dict[int, list[int]]:
-    """Tiles joined through their main region of ``colour`` (tails never close a loop)."""
+    return {i: loop_links(state, i, colour) for i in range(len(state.tiles))}
+
+
+def longest_loop(state: DragonsState, colour: str, through: set[int]) -> int:
+    """The most tiles on a simple cycle of ``colour`` through any tile of ``through``
+    (a new loop must pass through a tile the move placed).
+
+    Longest cycle is a hard problem, so the search is kept small: only tiles
+    reachable from ``through`` are looked at, and a cycle through a tile stays
+    inside one biconnected block containing it, so each block is searched alone."""
     graph: dict[int, list[int]] = {}
-    for i, (q, r, o) in enumerate(state.tiles):
-        links = []
-        for e in main_edges(o, colour):
-            j = state.at.get(neighbour((q, r), e))
-            if j is not None and (e + 3) % 6 in main_edges(state.tiles[j][2], colour):
-                links.append(j)
-        graph[i] = links
-    return graph
-
-
-def longest_loop(graph: dict[int, list[int]], through: set[int]) -> int:
-    """The most tiles on a simple cycle that passes through any tile of ``through``."""
+    todo = list(through)
+    while todo:
+        i = todo.pop()
+        if i not in graph:
+            graph[i] = loop_links(state, i, colour)
+            todo += [j for j in graph[i] if j not in graph]
     best = 0
-    for start in through:
-        if len(graph.get(start, ())) < 2:
+    for block in _blocks(graph):
+        starts = [t for t in through if t in block]
+        if len(block) < 3 or not starts:
             continue
-        stack = [(start, (start,))]
-        while stack:
-            node, path = stack.pop()
-            for nxt in graph[node]:
-                if nxt == start and len(path) >= 3:
-                    best = max(best, len(path))
-                elif nxt not in path:
-                    stack.append((nxt, path + (nxt,)))
+        inner = {i: [j for j in graph[i] if j in block] for i in block}
+        for n, start in enumerate(starts):
+            if best >= len(block):
+                break
+            skip = set(starts[:n])  # cycles through earlier starts were already seen
+            best = max(best, _longest_cycle_from(inner, start, skip))
     return best
+
+
+def _longest_cycle_from(graph: dict[int, list[int]], start: int, skip: set[int]) -> int:
+    best = 0
+    on_path = {start} | skip
+
+    def walk(node: int, length: int) -> None:
+        nonlocal best
+        for nxt in graph[node]:
+            if nxt == start and length >= 3:
+                best = max(best, length)
+            elif nxt not in on_path:
+                on_path.add(nxt)
+                walk(nxt, length + 1)
+                on_path.discard(nxt)
+
+    walk(start, 1)
+    return best
+
+
+def _blocks(graph: dict[int, list[int]]) -> list[set[int]]:
+    """The biconnected blocks of an undirected graph (Hopcroft-Tarjan)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    stack: list[tuple[int, int]] = []
+    blocks: list[set[int]] = []
+
+    def visit(v: int, parent: int | None) -> None:
+        index[v] = low[v] = len(index)
+        for w in graph[v]:
+            if w == parent:
+                continue
+            if w not in index:
+                stack.append((v, w))
+                visit(w, v)
+                low[v] = min(low[v], low[w])
+                if low[w] >= index[v]:
+                    block = set()
+                    while True:
+                        a, b = stack.pop()
+                        block |= {a, b}
+                        if (a, b) == (v, w):
+                            break
+                    blocks.append(block)
+            elif index[w] < index[v]:
+                stack.append((v, w))
+                low[v] = min(low[v], index[w])
+
+    for v in graph:
+        if v not in index:
+            visit(v, None)
+    return blocks
 
 
 def dragon_scores(state: DragonsState, colour: str) -> list[tuple[int, bool]]:
@@ -312,8 +402,7 @@ class Dragons:
             raise IllegalMoveError(f"{self.format_move(move)}: that cell is already tile {state.at[cell] + 1}.")
         self.check(state, cell, move[2])
         first = len(state.tiles) + 1
-        state = replace(state, tiles=state.tiles + ((cell[0], cell[1], move[2]),))
-        state = self._auto_moves(state)
+        state = self._auto_moves(state.placed(cell, move[2]))
         placed = tuple(range(first, len(state.tiles) + 1))
         state = replace(state, turn=1 - side, last=placed)
         return replace(state, outcome=self._judge(state, set(n - 1 for n in placed)))
@@ -324,8 +413,7 @@ class Dragons:
             if not forced:
                 break
             cell = min(forced, key=state.name_key)
-            orientation = fitting(state.constraint(cell))[0]
-            state = replace(state, tiles=state.tiles + ((cell[0], cell[1], orientation),))
+            state = state.placed(cell, fitting(state.constraint(cell))[0])
         return state
 
     def _judge(self, state: DragonsState, placed: set[int]) -> Outcome | None:
@@ -339,7 +427,7 @@ class Dragons:
             if best[0] == best[1]:
                 return Outcome(None, "Tantrix scoring, equal best dragons", score)
             return Outcome(0 if best[0] > best[1] else 1, "Tantrix scoring, the best dragon", score)
-        loops = [longest_loop(colour_graph(state, c), placed) for c in COLOURS]
+        loops = [longest_loop(state, c, placed) for c in COLOURS]
         winners = [s for s in (0, 1) if loops[s] >= WIN_LENGTH]
         if winners:
             if len(winners) == 2 and loops[0] == loops[1]:

@@ -12,7 +12,6 @@ from pbm.games.dragons import (
     DRAGONS,
     ORIENTATIONS,
     DragonsState,
-    colour_graph,
     draw,
     edge_colours,
     fitting,
@@ -198,7 +197,7 @@ def ring_around(hole: set, colour: str, shift=(0, 0)):
 def test_a_three_tile_loop_round_one_vertex_does_not_win():
     state = state_of([((0, 0), "F1"), ((1, -1), "F3")])
     closed = play(state, "1se:F5")
-    assert longest_loop(colour_graph(closed, "o"), {2}) == 3
+    assert longest_loop(closed, "o", {2}) == 3
     assert closed.outcome is None
 
 
