@@ -22,6 +22,19 @@ class LogEntry:
     text: str
 
 
+def ending(game: Game, kind: str, seat: int | None) -> Outcome:
+    """How a log entry that is not a move ends the game."""
+    if kind == "resign":
+        return Outcome(1 - seat, f"{game.sides[seat]} resigned")
+    if kind == "forfeit":
+        return Outcome(1 - seat, f"{game.sides[seat]} ran out of time")
+    if kind == "cancel":
+        return Outcome(None, "cancelled: the game expired before both players had moved")
+    if kind == "expire":
+        return Outcome(None, "expired while both players could act (scoring was not finished)")
+    raise ValueError(f"unknown log entry kind {kind!r}")
+
+
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     """The game state and outcome after the given log entries."""
     state = game.initial_state(options)
@@ -29,12 +42,8 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     for entry in log:
         if entry.kind == "move":
             state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
-        elif entry.kind == "resign":
-            ended = Outcome(1 - entry.seat, f"{game.sides[entry.seat]} resigned")
-        elif entry.kind == "forfeit":
-            ended = Outcome(1 - entry.seat, f"{game.sides[entry.seat]} ran out of time")
-        elif entry.kind == "cancel":
-            ended = Outcome(None, "cancelled: the game expired before both players had moved")
+        else:
+            ended = ending(game, entry.kind, entry.seat)
     return state, ended or game.outcome(state)
 
 

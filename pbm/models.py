@@ -97,7 +97,9 @@ class MoveRecord(SQLModel, table=True):
     """One entry of a board's append-only log.
 
     kind: ``move`` (text is the canonical move), ``resign``, ``forfeit``
-    (the seat to move ran out of time) or ``cancel`` (expired before it began).
+    (the seat to move ran out of time), ``cancel`` (expired before both
+    players had moved) or ``expire`` (expired while both could act, as in
+    Go's scoring).
     """
 
     __tablename__ = "move"

@@ -15,17 +15,16 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Sequence
 
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import func, or_
+from sqlalchemy import or_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from . import help as helptext
-from .boardview import BoardView, game_record
+from .boardview import BoardView, ending, game_record
 from .commands import USAGE, Command, CommandError, parse_command
 from .config import Settings
 from .db import make_engine, reading, transaction
@@ -455,7 +454,7 @@ class Server:
         if text.lower() == "resign":
             record = MoveRecord(board_id=board.id, number=expected, seat=seat, kind="resign", text="resign",
                                 comment=comment, created_at=work.now)
-            self._record(work, board, players, record, state, Outcome(1 - seat, f"{game.sides[seat]} resigned"))
+            self._record(work, board, players, record, state, ending(game, "resign", seat))
             return
         if seat not in game.actors(state):
             turn = game.to_move(state)
@@ -655,16 +654,21 @@ class Server:
                 work = _Work(session, now, None)
                 players = self._players(session, board)
                 view = BoardView.current(board, players, self._records(session, board, last=RECENT_MOVES))
-                seat = view.to_move()
-                if seat is None:
-                    continue
                 deadline = board.expire_due_at.strftime("%Y-%m-%d %H:%M UTC")
-                notice = (f"Reminder: it is your move on board {board.id}. If no move arrives by "
-                          f"{deadline}, the game ends and you forfeit.")
-                self._send(work, players[seat].email, f"{view.game.title} Board {board.id} reminder",
-                           notice + "\n\n" + self._board_body(view, seat, ""), board,
-                           reply_to=reply_address(self.settings, board.id, board.token(seat)),
-                           auto="auto-generated")
+                seat = view.to_move()
+                if seat is not None:
+                    seats = [seat]
+                    notice = (f"Reminder: it is your move on board {board.id}. If no move arrives by "
+                              f"{deadline}, the game ends and you forfeit.")
+                else:  # both may act (Go's scoring): remind both
+                    seats = list(view.game.actors(view.state))
+                    notice = (f"Reminder: board {board.id} waits for both players. If it is not "
+                              f"finished by {deadline}, it ends without a winner.")
+                for seat in seats:
+                    self._send(work, players[seat].email, f"{view.game.title} Board {board.id} reminder",
+                               notice + "\n\n" + self._board_body(view, seat, ""), board,
+                               reply_to=reply_address(self.settings, board.id, board.token(seat)),
+                               auto="auto-generated")
                 session.flush()
                 mail_ids = [m.id for m in work.mails]
                 sent += 1
@@ -693,16 +697,12 @@ class Server:
                 players = self._players(session, board)
                 movers = set(session.exec(select(MoveRecord.seat).where(
                     MoveRecord.board_id == board.id, MoveRecord.kind == "move")).all())
-                seat = board.to_move if board.to_move is not None else 0
+                seat = board.to_move
+                kind = "cancel" if not movers >= {0, 1} else "forfeit" if seat is not None else "expire"
                 number = board.move_count + 1
-                if movers >= {0, 1}:
-                    record = MoveRecord(board_id=board.id, number=number, seat=seat, kind="forfeit",
-                                        text="forfeit", created_at=now)
-                    outcome = Outcome(1 - seat, f"{game.sides[seat]} ran out of time")
-                else:
-                    record = MoveRecord(board_id=board.id, number=number, seat=None, kind="cancel",
-                                        text="cancel", created_at=now)
-                    outcome = Outcome(None, "cancelled: the game expired before both players had moved")
+                record = MoveRecord(board_id=board.id, number=number, seat=seat if kind == "forfeit" else None,
+                                    kind=kind, text=kind, created_at=now)
+                outcome = ending(game, kind, record.seat)
                 session.add(record)
                 board.move_count, board.outcome, board.to_move = number, outcome.to_json(), None
                 board.nag_due_at = board.expire_due_at = None

@@ -8,7 +8,7 @@ two processes at once does no harm and sends nothing twice.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timezone
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
@@ -34,16 +34,21 @@ def sweep(server: Server, now: datetime | None = None) -> dict[str, int]:
 def _safe(job, *args):
     def run():
         try:
-            job(*args)
+            done = job(*args)
         except Exception:  # keep the scheduler alive; the next run tries again
             log.exception("scheduled job %s failed", job.__name__)
+            return
+        if done:
+            log.info("%s: %d", job.__name__, done)
     run.__name__ = job.__name__
     return run
 
 
 def build(server: Server, background: bool):
+    """The three sweeps on intervals; each also runs once at start, to catch up
+    on whatever fell due while nothing was running."""
     scheduler = BackgroundScheduler(timezone="UTC") if background else BlockingScheduler(timezone="UTC")
-    defaults = {"max_instances": 1, "coalesce": True}
+    defaults = {"max_instances": 1, "coalesce": True, "next_run_time": datetime.now(timezone.utc)}
     scheduler.add_job(_safe(deliver_due, server.engine, server.settings), "interval",
                       seconds=OUTBOX_SECONDS, id="outbox", **defaults)
     scheduler.add_job(_safe(server.send_reminders), "interval", seconds=DEADLINE_SECONDS,

@@ -79,3 +79,25 @@ def test_serve_runs_web_scheduler_and_smtp_in_one_process(env, tmp_path):
         process.terminate()
         output = process.communicate(timeout=30)[0].decode()
     assert f"http://127.0.0.1:{port}/" in output and f"127.0.0.1:{smtp_port}" in output
+
+
+def test_scheduler_process_sends_what_is_due(env, tmp_path):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    for raw in (make_mail("alice@players.test", "signup alice alicepw"),
+                make_mail("bob@players.test", "signup bob bobpw"),
+                make_mail("alice@players.test", "greatkingdom challenge alice bob --nagtime=0.00001")):
+        assert pbm("ingest", env=env, stdin=raw).returncode == 0
+    time.sleep(1.0)  # the reminder (after 0.864 s) is due
+    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "scheduler"], env={**env, "PBM_LOG_LEVEL": "INFO"},
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
+    try:
+        for _ in range(100):
+            if any(m["Subject"] == "Great Kingdom Board 101 reminder" for m in box):
+                break
+            time.sleep(0.1)
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0].decode()
+    assert [m["To"] for m in box if m["Subject"] == "Great Kingdom Board 101 reminder"] == ["alice@players.test"]
+    assert "pbm scheduler running" in output and "send_reminders: 1" in output

@@ -7,7 +7,7 @@ from sqlmodel import select
 from pbm.db import reading
 from pbm.models import Board, MoveRecord, Player
 
-from .conftest import body, make_mail
+from .conftest import body
 
 ALICE, BOB, CAROL = "alice@players.test", "bob@players.test", "carol@players.test"
 

@@ -108,3 +108,35 @@ def test_sgf_route_is_only_for_go(players, client):
     players.send(ALICE, "greatkingdom challenge alice bob")
     assert client.get("/games/101.sgf").status_code == 404
     assert client.get("/games/999.sgf").status_code == 404
+
+
+def test_resign_during_scoring(go_game, outbox):
+    assert reply(go_game, outbox, ALICE, "pass").status == "applied"
+    assert reply(go_game, outbox, BOB, "pass").status == "applied"
+    assert reply(go_game, outbox, ALICE, "resign").status == "applied"
+    final = outbox.to(BOB)[-1]
+    assert "Game won by bob (White): Black resigned." in flat(final)
+    assert sgf.Sgf_game.from_bytes(next(final.iter_attachments()).get_content()).get_root().get("RE") == "W+R"
+
+
+def test_idle_scoring_reminds_both_then_ends_without_a_winner(server, players, outbox):
+    from freezegun import freeze_time
+
+    from pbm.scheduler import sweep
+
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "go challenge alice bob")
+        assert reply(players, outbox, ALICE, "pass").status == "applied"
+        assert reply(players, outbox, BOB, "pass").status == "applied"
+    outbox.new()
+    with freeze_time("2026-11-05 12:01:00"):
+        assert sweep(server)["reminders"] == 1
+    reminders = outbox.new()
+    assert sorted(m["To"].addresses[0].addr_spec for m in reminders) == [ALICE, BOB]
+    assert all("board 101 waits for both players" in flat(m) for m in reminders)
+    with freeze_time("2026-11-08 12:00:01"):
+        assert sweep(server)["expired"] == 1
+    ends = outbox.new()
+    assert len(ends) == 2
+    assert all("Game drawn: expired while both players could act (scoring was not finished)." in flat(m)
+               for m in ends)

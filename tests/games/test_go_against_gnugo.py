@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pbm.games.go import BLACK, EMPTY, GO, WHITE, area_score, neighbours
+from pbm.games.go import BLACK, GO, WHITE, area_score, neighbours
 from pbm.games.base import point_name
 
 from ..gtp import GNUGO, GnuGo, gnugo_available
