@@ -19,7 +19,7 @@ setup: $(STAMP)
 
 run: setup
 	$(BIN)/pbm db upgrade
-	$(BIN)/pbm serve --host $(HOST) --port $(PORT) --smtp-port $(SMTP_PORT) --banner "$$(cat deploy/first-game.txt)"
+	$(BIN)/pbm serve --host $(HOST) --port $(PORT) --smtp-port $(SMTP_PORT) --first-steps deploy/first-game.txt
 
 test: setup
 	$(BIN)/python -m pytest

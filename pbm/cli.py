@@ -41,8 +41,10 @@ def cmd_serve(args) -> int:
           + f"  Outgoing mail:     {settings.mail_backend}"
           + (f" in {settings.maildir}/new" if settings.mail_backend == "maildir" else "")
           + f"\n  Database:          {settings.database_url}\n", flush=True)
-    if args.banner:
-        print(args.banner.replace("\\n", "\n"), flush=True)
+    if args.first_steps:
+        text = open(args.first_steps).read()
+        print(text.replace("{web}", f"http://{args.host}:{args.port}").replace("{smtp}", f"{args.host}:{args.smtp_port}")
+              .replace("{outbox}", settings.maildir), flush=True)
     signal.signal(signal.SIGTERM, lambda *_: web.close())
     try:
         web.run()
@@ -144,7 +146,8 @@ def cmd_sweep(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=os.environ.get("PBM_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("alembic", "apscheduler", "mail.log", "waitress.queue"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     parser = argparse.ArgumentParser(prog="pbm", description="play-by-email game server")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -155,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--threads", type=int, default=8)
     serve.add_argument("--no-scheduler", action="store_true",
                        help="leave the periodic jobs to a separate `pbm scheduler`")
-    serve.add_argument("--banner", default="", help=argparse.SUPPRESS)
+    serve.add_argument("--first-steps", default="", help=argparse.SUPPRESS)  # `make run`'s guide
     serve.set_defaults(func=cmd_serve)
 
     db = sub.add_parser("db", help="database tasks")
