@@ -105,6 +105,29 @@ class Game(Protocol):
     def from_json(self, data: dict) -> State: ...
 
 
+class TurnBased:
+    """For games whose state has ``turn`` (the side to move) and ``outcome``: the
+    sides simply alternate (or the game says otherwise in ``apply``)."""
+
+    sides: tuple[str, str]
+
+    def to_move(self, state) -> int | None:
+        return None if state.outcome else state.turn
+
+    def actors(self, state) -> tuple[int, ...]:
+        return () if state.outcome else (state.turn,)
+
+    def outcome(self, state) -> "Outcome | None":
+        return state.outcome
+
+    def guard(self, state, side: int) -> None:
+        """Refuse any move on a finished game, or by the side not to move."""
+        if state.outcome:
+            raise IllegalMoveError("This game is over; no more moves can be played.")
+        if side != state.turn:
+            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+
+
 REGISTRY: dict[str, Game] = {}
 
 
@@ -168,6 +191,19 @@ def parse_point(text: str, size: int) -> tuple[int, int]:
         last = point_name(size - 1, size - 1)
         raise InvalidMoveError(f"{t} is off the board; points run from A1 to {last}.")
     return x, y
+
+
+def parse_point_or_pass(text: str, size: int, title: str, example: str):
+    """``pass`` (or ``p``), or a point; errors say what a move of this game looks like."""
+    t = text.strip().lower()
+    if t in ("pass", "p"):
+        return "pass"
+    if not t:
+        raise InvalidMoveError(f"The move is empty; send a point like {example}, or pass.")
+    try:
+        return parse_point(t, size)
+    except InvalidMoveError as error:
+        raise InvalidMoveError(f"{error} A {title} move is a point like {example}, or pass.") from None
 
 
 def square_diagram(size: int, cell, last: tuple[int, int] | None) -> str:

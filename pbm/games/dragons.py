@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .base import IllegalMoveError, InvalidMoveError, OptionError, Outcome, register, reject_unknown_options
+from .base import (IllegalMoveError, InvalidMoveError, OptionError, Outcome, TurnBased, register,
+                   reject_unknown_options)
 
 O, X = "o", "x"
 COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
@@ -302,7 +303,7 @@ MOVE = re.compile(r"^\s*(\d+)\s*((?:nw|ne|sw|se|n|s)(?:\s*[.,]?\s*(?:nw|ne|sw|se
                   re.I)
 
 
-class Dragons:
+class Dragons(TurnBased):
     name = "dragons"
     title = "Dragons"
     sides = ("O", "X")
@@ -366,15 +367,6 @@ class Dragons:
 
     # -- rules -------------------------------------------------------------
 
-    def to_move(self, state: DragonsState) -> int | None:
-        return None if state.outcome else state.turn
-
-    def actors(self, state: DragonsState) -> tuple[int, ...]:
-        return () if state.outcome else (state.turn,)
-
-    def outcome(self, state: DragonsState) -> Outcome | None:
-        return state.outcome
-
     def check(self, state: DragonsState, cell: Cell, orientation: int) -> None:
         """Raise IllegalMoveError unless the tile may go there now."""
         name = state.name(cell)
@@ -393,10 +385,7 @@ class Dragons:
                                    "orientations).")
 
     def apply(self, state: DragonsState, side: int, move) -> DragonsState:
-        if state.outcome:
-            raise IllegalMoveError("This game is over; no more moves can be played.")
-        if side != state.turn:
-            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        self.guard(state, side)
         cell = self.cell_of(move, state)
         if cell in state.at:
             raise IllegalMoveError(f"{self.format_move(move)}: that cell is already tile {state.at[cell] + 1}.")

@@ -14,10 +14,10 @@ from functools import lru_cache
 
 from .base import (
     IllegalMoveError,
-    InvalidMoveError,
     Outcome,
+    TurnBased,
     parse_int_option,
-    parse_point,
+    parse_point_or_pass,
     point_name,
     reject_unknown_options,
     register,
@@ -108,7 +108,7 @@ def territory(board: tuple[int, ...], size: int, colour: int) -> frozenset[int]:
     return frozenset(owned)
 
 
-class GreatKingdom:
+class GreatKingdom(TurnBased):
     name = "greatkingdom"
     title = "Great Kingdom"
     sides = ("Blue", "Orange")
@@ -130,35 +130,15 @@ class GreatKingdom:
     # -- notation ----------------------------------------------------------
 
     def parse_move(self, text: str, state: GreatKingdomState):
-        t = text.strip().lower()
-        if t in ("pass", "p"):
-            return PASS
-        if not t:
-            raise InvalidMoveError("The move is empty; send a point like D4, or pass.")
-        try:
-            return parse_point(t, state.size)
-        except InvalidMoveError as error:
-            raise InvalidMoveError(f"{error} A Great Kingdom move is a point like D4, or pass.") from None
+        return parse_point_or_pass(text, state.size, self.title, "D4")
 
     def format_move(self, move) -> str:
         return "pass" if move == PASS else point_name(*move)
 
     # -- rules -------------------------------------------------------------
 
-    def to_move(self, state: GreatKingdomState) -> int | None:
-        return None if state.outcome else state.turn
-
-    def actors(self, state: GreatKingdomState) -> tuple[int, ...]:
-        return () if state.outcome else (state.turn,)
-
-    def outcome(self, state: GreatKingdomState) -> Outcome | None:
-        return state.outcome
-
     def apply(self, state: GreatKingdomState, side: int, move) -> GreatKingdomState:
-        if state.outcome:
-            raise IllegalMoveError("This game is over; no more moves can be played.")
-        if side != state.turn:
-            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        self.guard(state, side)
         other = 1 - side
         if move == PASS:
             if state.passes + 1 >= 2:

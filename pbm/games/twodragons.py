@@ -16,10 +16,10 @@ from functools import lru_cache
 
 from .base import (
     IllegalMoveError,
-    InvalidMoveError,
     Outcome,
+    TurnBased,
     parse_int_option,
-    parse_point,
+    parse_point_or_pass,
     point_name,
     reject_unknown_options,
     register,
@@ -129,7 +129,7 @@ def _neighbours(size: int) -> tuple[tuple[int, ...], ...]:
                  for i in range(size * size))
 
 
-class TwoDragons:
+class TwoDragons(TurnBased):
     name = "twodragons"
     title = "2 Dragons"
     sides = ("White", "Black")
@@ -145,27 +145,10 @@ class TwoDragons:
                                (False, False), None)
 
     def parse_move(self, text: str, state: TwoDragonsState):
-        t = text.strip().lower()
-        if t in ("pass", "p"):
-            return PASS
-        if not t:
-            raise InvalidMoveError("The move is empty; send a point like K10, or pass.")
-        try:
-            return parse_point(t, state.size)
-        except InvalidMoveError as error:
-            raise InvalidMoveError(f"{error} A 2 Dragons move is a point like K10, or pass.") from None
+        return parse_point_or_pass(text, state.size, self.title, "K10")
 
     def format_move(self, move) -> str:
         return PASS if move == PASS else point_name(*move)
-
-    def to_move(self, state: TwoDragonsState) -> int | None:
-        return None if state.outcome else state.turn
-
-    def actors(self, state: TwoDragonsState) -> tuple[int, ...]:
-        return () if state.outcome else (state.turn,)
-
-    def outcome(self, state: TwoDragonsState) -> Outcome | None:
-        return state.outcome
 
     def check(self, state: TwoDragonsState, side: int, x: int, y: int) -> None:
         """Raise IllegalMoveError naming the rule a piece on (x, y) would break."""
@@ -203,10 +186,7 @@ class TwoDragons:
         return points
 
     def apply(self, state: TwoDragonsState, side: int, move) -> TwoDragonsState:
-        if state.outcome:
-            raise IllegalMoveError("This game is over; no more moves can be played.")
-        if side != state.turn:
-            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+        self.guard(state, side)
         if move == PASS:
             passed = tuple(p or s == side for s, p in enumerate(state.passed))
             if all(passed):

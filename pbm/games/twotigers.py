@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .base import IllegalMoveError, InvalidMoveError, Outcome, register, reject_unknown_options
+from .base import IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register, reject_unknown_options
 
 SIZE = 5
 GOATS, TIGERS = 0, 1
@@ -78,7 +78,7 @@ class TwoTigersState:
         return sum(v for v in self.board if v > 0)
 
 
-class TwoTigers:
+class TwoTigers(TurnBased):
     name = "twotigers"
     title = "Two Tigers"
     sides = ("Goats", "Tigers")
@@ -105,15 +105,6 @@ class TwoTigers:
 
     def format_move(self, move: tuple[int, ...]) -> str:
         return "-".join(name(p) for p in move)
-
-    def to_move(self, state: TwoTigersState) -> int | None:
-        return None if state.outcome else state.turn
-
-    def actors(self, state: TwoTigersState) -> tuple[int, ...]:
-        return () if state.outcome else (state.turn,)
-
-    def outcome(self, state: TwoTigersState) -> Outcome | None:
-        return state.outcome
 
     # -- rules -------------------------------------------------------------
 
@@ -174,10 +165,7 @@ class TwoTigers:
         return leapt
 
     def apply(self, state: TwoTigersState, side: int, move: tuple[int, ...]) -> TwoTigersState:
-        if state.outcome:
-            raise IllegalMoveError("This game is over; no more moves can be played.")
-        if side != state.turn:
-            raise IllegalMoveError(f"It is the {self.sides[state.turn]}' turn, not the {self.sides[side]}'.")
+        self.guard(state, side)
         board = list(state.board)
         if side == GOATS:
             self._check_goat(state, move)
