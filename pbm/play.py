@@ -80,7 +80,6 @@ class _Work:
     now: datetime
     mail: InboundMail | None
     mails: list[OutboxMail] = field(default_factory=list)
-    applied: bool = False
     errors: list[str] = field(default_factory=list)
     board_id: int | None = None
     current: Board | None = None  # the board the running command is about
@@ -190,16 +189,15 @@ class Server:
             lines = [ln.strip() for ln in (body if subject.lower().startswith("multiple") else comment)
                      .split("\n") if ln.strip()]
             if not lines:
-                self._guard(work, None, lambda: self._raise(PlayerError(
-                    "A 'multiple' mail needs one command per line in its body.", USAGE["help"])))
+                self._guard(work, None, self._empty_multiple)
             for one in lines:
                 self._guard(work, one, lambda one=one: self._command(work, one, ""))
             return
         self._guard(work, line, lambda: self._command(work, line, comment))
 
     @staticmethod
-    def _raise(error: Exception):
-        raise error
+    def _empty_multiple() -> None:
+        raise PlayerError("A 'multiple' mail needs one command per line in its body.", USAGE["help"])
 
     def _guard(self, work: _Work, line: str | None, action) -> None:
         """Run one command; a player's mistake becomes an error mail, nothing else changes."""
@@ -208,7 +206,6 @@ class Server:
         try:
             with work.session.begin_nested():
                 action()
-                work.applied = True
         except (PlayerError, CommandError, MoveError, OptionError) as error:
             del work.mails[queued:]  # rolled back with the savepoint
             board = getattr(error, "board", None) or work.current
