@@ -88,21 +88,23 @@ def play_games(base: str, maildir: str, clients: int, games: int, size: int, see
     latencies: list[float] = []
     lock = threading.Lock()
     game = get_game("greatkingdom")
+    # Every game's moves are chosen before the clock starts: the clients only send.
+    rng = random.Random(seed)
+    scripts = {}
+    for board, a, b in pairs:
+        state, script = game.initial_state({"size": size}), []
+        while game.outcome(state) is None:
+            seat, move = game.to_move(state), rng.choice(game.legal_moves(state))
+            script.append(((a, b)[seat], game.format_move(move)))
+            state = game.apply(state, seat, move)
+        scripts[board] = script
 
     def run(worker: int):
-        rng = random.Random(seed + worker)
-        mine = pairs[worker::clients]
-        for board, a, b in mine:
-            state = game.initial_state({"size": size})
-            while game.outcome(state) is None:
-                seat = game.to_move(state)
-                move = rng.choice(game.legal_moves(state))
-                sender = (a, b)[seat]
-                answer, seconds = client.post(mail(sender, tags[(board, sender)], "Re: board",
-                                                   game.format_move(move)))
+        for board, _, _ in pairs[worker::clients]:
+            for sender, move in scripts[board]:
+                answer, seconds = client.post(mail(sender, tags[(board, sender)], "Re: board", move))
                 if answer["status"] != "applied":
                     raise SystemExit(f"board {board}: {answer}")
-                state = game.apply(state, seat, move)
                 with lock:
                     latencies.append(seconds)
 

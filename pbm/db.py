@@ -12,7 +12,8 @@ UPDATE``), and the board's version column catches anything that slips by.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Iterator
 
@@ -30,6 +31,10 @@ def make_engine(url: str) -> Engine:
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    # SQLite takes one writer at a time: this process's threads queue on a lock and
+    # wake the moment it is free, rather than in SQLite's busy handler, which polls
+    # with sleeps of up to 100 ms. Other processes still wait through the timeout.
+    engine.pbm_writer_lock = threading.Lock()
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):
@@ -52,9 +57,10 @@ def make_engine(url: str) -> Engine:
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Session]:
     """One write transaction: commit on success, roll back on any exception."""
-    with Session(engine, expire_on_commit=False) as session:
-        with session.begin():
-            yield session
+    with getattr(engine, "pbm_writer_lock", None) or nullcontext():
+        with Session(engine, expire_on_commit=False) as session:
+            with session.begin():
+                yield session
 
 
 @contextmanager

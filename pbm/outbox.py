@@ -1,9 +1,11 @@
 """The outbox: every outgoing mail is a row first, delivered after commit.
 
-A row is claimed with a conditional UPDATE before it is sent, so two
-processes (the request that wrote it and a scheduler sweep) never send the
-same mail twice; a failed attempt is retried later with back-off and the
-same Message-ID.
+A row is written already claimed by the request that made it (a lease of
+a few minutes), which sends it right after the commit; the scheduler's
+sweep claims a row with a conditional UPDATE only when it is due: a failed
+attempt (retried later with back-off and the same Message-ID) or a lease
+that ran out because the process died. So no mail is sent twice, and none
+is lost.
 """
 
 from __future__ import annotations
@@ -33,13 +35,17 @@ LONGEST_RETRY = timedelta(hours=6)
 
 
 def queue(session: Session, message: EmailMessage, board_id: int | None, now: datetime) -> OutboxMail:
-    """Add a mail to the outbox inside the caller's transaction."""
+    """Add a mail to the outbox inside the caller's transaction, claimed for sending
+    right after the commit (see ``deliver_after_commit``)."""
     row = OutboxMail(
         message_id=str(message["Message-ID"]),
         board_id=board_id,
         recipient=str(message["To"]),
         subject=str(message["Subject"]),
         raw=message.as_bytes(policy=email.policy.SMTP),
+        status="sending",
+        attempts=1,
+        claimed_until=now + CLAIM_LEASE,
         next_attempt_at=now,
         created_at=now,
     )
@@ -70,10 +76,15 @@ def _claim(engine: Engine, mail_ids: list[int], now: datetime) -> list[OutboxMai
 
 
 def deliver(engine: Engine, settings: Settings, mail_ids: list[int], now: datetime | None = None) -> int:
-    """Try to send the given outbox mails now; returns how many went out."""
+    """Claim the given outbox mails that are due and send them; returns how many went out."""
     now = now or utcnow()
+    return _send_claimed(engine, settings, _claim(engine, mail_ids, now), now)
+
+
+def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], now: datetime) -> int:
+    """Send rows this process has claimed, then record the results in one transaction."""
     sent, failed = [], []
-    for row in _claim(engine, mail_ids, now):
+    for row in rows:
         try:
             send(settings, settings.server_address, row.recipient, row.raw)
             sent.append(row.id)
@@ -92,23 +103,24 @@ def deliver(engine: Engine, settings: Settings, mail_ids: list[int], now: dateti
     return len(sent)
 
 
-def deliver_after_commit(engine: Engine, settings: Settings, mail_ids: list[int]) -> None:
-    """Send just-committed mails: at once for local backends, in the background for SMTP,
-    so a slow or absent relay never delays the answer to the inbound mail."""
-    if not mail_ids:
+def deliver_after_commit(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+    """Send the mails a transaction just committed (``queue`` claimed them): at once for
+    local backends, in the background for SMTP, so a slow or absent relay never delays
+    the answer to the inbound mail."""
+    if not rows:
         return
     if settings.mail_backend == "smtp":
-        thread = threading.Thread(target=_deliver_all, args=(engine, settings, mail_ids), daemon=True)
+        thread = threading.Thread(target=_send_committed, args=(engine, settings, rows), daemon=True)
         thread.start()
     else:
-        _deliver_all(engine, settings, mail_ids)
+        _send_committed(engine, settings, rows)
 
 
-def _deliver_all(engine: Engine, settings: Settings, mail_ids: list[int]) -> None:
+def _send_committed(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
     try:
-        deliver(engine, settings, mail_ids)
-    except Exception:  # the scheduler's sweep will retry; never lose the answer
-        log.exception("delivering outbox mails %s failed", mail_ids)
+        _send_claimed(engine, settings, rows, utcnow())
+    except Exception:  # the lease runs out and the scheduler's sweep sends them
+        log.exception("delivering outbox mails %s failed", [row.id for row in rows])
 
 
 def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None) -> int:

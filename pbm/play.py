@@ -139,8 +139,8 @@ class Server:
                 record.error = " ".join(work.errors) or None
                 record.board_id = work.board_id
             session.flush()
-            mail_ids = [m.id for m in work.mails]
-        deliver_after_commit(self.engine, self.settings, mail_ids)
+            outgoing = list(work.mails)
+        deliver_after_commit(self.engine, self.settings, outgoing)
         return HandleResult(record.status, work.board_id, record.error)
 
     def play_by_token(self, token: str, move_text: str, comment: str = "",
@@ -160,8 +160,8 @@ class Server:
                     except (PlayerError, MoveError) as error:
                         return HandleResult("rejected", board.id, str(error))
                     session.flush()
-                    mail_ids = [m.id for m in work.mails]
-                deliver_after_commit(self.engine, self.settings, mail_ids)
+                    outgoing = list(work.mails)
+                deliver_after_commit(self.engine, self.settings, outgoing)
                 return HandleResult("applied", work.board_id)
             except StaleDataError:
                 if attempt == 2:
@@ -637,7 +637,7 @@ class Server:
                                                       Board.nagged_at.is_(None))).all()
         sent = 0
         for board_id in due:
-            mail_ids: list[int] = []
+            outgoing: list = []
             with transaction(self.engine) as session:
                 claimed = session.execute(
                     Board.__table__.update()
@@ -667,9 +667,9 @@ class Server:
                                reply_to=reply_address(self.settings, board.id, board.token(seat)),
                                auto="auto-generated")
                 session.flush()
-                mail_ids = [m.id for m in work.mails]
+                outgoing = list(work.mails)
                 sent += 1
-            deliver_after_commit(self.engine, self.settings, mail_ids)
+            deliver_after_commit(self.engine, self.settings, outgoing)
         return sent
 
     def expire_boards(self, now: datetime | None = None) -> int:
@@ -710,9 +710,9 @@ class Server:
                                   notice=f"Board {board.id} has expired: no move arrived in "
                                          f"{board.expire_days:g} days.")
                 session.flush()
-                mail_ids = [m.id for m in work.mails]
+                outgoing = list(work.mails)
                 ended += 1
-            deliver_after_commit(self.engine, self.settings, mail_ids)
+            deliver_after_commit(self.engine, self.settings, outgoing)
         return ended
 
 
