@@ -29,9 +29,12 @@ Playing
         #n makes sure this is move number n; the body is your comment.
     <game> move <board> <userid> <password> pass   (or resign)
     <game> resign <board> <userid> <password>
-    <game> show <board>[#n]              the board, or the position after move n
+    <game> show <board>[#n]       the board, or the position after move n
     <game> history <board>               every move with its comment
     <game> games [<userid>]   <game> list    the boards
+    <game> move <board> <userid> <password> newround
+        after a game has ended: when both players ask, a fresh board
+        starts with the same players, sides and options.
 
 Replying is playing: answer a board mail with your move on the first line
 (D4, pass, resign ...). No password is needed; the reply must come from

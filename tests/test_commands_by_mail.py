@@ -28,6 +28,8 @@ def test_help_and_game_help(players, outbox):
     general = outbox.new()[-1]
     assert general["Subject"] == "pbm help"
     assert "greatkingdom challenge" not in body(general) and "<game> challenge <user1> <user2>" in body(general)
+    assert "newround" in body(general)
+    assert all(len(line) <= 78 for line in body(general).split("\n"))
     players.send(ALICE, "greatkingdom help")
     rules = outbox.new()[-1]
     assert rules["Subject"] == "Great Kingdom help"
