@@ -101,3 +101,31 @@ def test_scheduler_process_sends_what_is_due(env, tmp_path):
         output = process.communicate(timeout=30)[0].decode()
     assert [m["To"] for m in box if m["Subject"] == "Great Kingdom Board 101 reminder"] == ["alice@players.test"]
     assert "pbm scheduler running" in output and "send_reminders: 1" in output
+
+
+def test_smtpd_alone_takes_mail_like_ingest(env, tmp_path):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "smtpd", "--port", str(port)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            try:
+                smtp = smtplib.SMTP("127.0.0.1", port, timeout=30)
+                break
+            except OSError:
+                time.sleep(0.1)
+        with smtp:
+            raw = make_mail("alice@players.test", "signup alice alicepw").replace(b"\n", b"\r\n")
+            smtp.sendmail("alice@players.test", ["pbm@pbm.test"], raw)
+            refused = None
+            try:
+                smtp.sendmail("x@players.test", ["pbm@pbm.test"], b"Subject: no sender\r\n\r\nhi\r\n")
+            except smtplib.SMTPDataError as error:
+                refused = error.smtp_code
+        box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
+        assert [m["Subject"] for m in box] == ["pbm signup"]
+        assert refused == 550  # a message without a From: header is refused, not answered
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
