@@ -1,29 +1,27 @@
 """Go rules as positions and moves: captures, snapback, suicide, ko and superko,
 area scoring with seki and dead stones, the scoring dialogue by mark/done/resume."""
 
+from dataclasses import replace
+
 import pytest
 
 from pbm.games import IllegalMoveError, InvalidMoveError, Outcome
 from pbm.games.go import BLACK, EMPTY, GO, WHITE, _History, area_score, zobrist
+
+from .diagrams import board_from_rows
 
 CODES = {".": EMPTY, "+": EMPTY, "X": BLACK, "O": WHITE}
 
 
 def position(diagram: str, turn: int = 0, komi: float = 7.5):
     """A position from rows of X/O/. (top row first, as in the mailed diagram)."""
-    rows = [line.split() for line in diagram.strip().split("\n")]
-    size = len(rows)
-    board = [EMPTY] * (size * size)
-    for r, row in enumerate(rows):
-        for x, ch in enumerate(row):
-            board[(size - 1 - r) * size + x] = CODES[ch]
+    size, board = board_from_rows(diagram, CODES)
     keys = zobrist(size)
     digest = 0
     for i, v in enumerate(board):
         digest ^= keys[i][v]
     start = GO.initial_state({"size": size, "komi": komi})
-    from dataclasses import replace
-    return replace(start, board=tuple(board), turn=turn, hash=digest, history=_History({digest: 0}, 1))
+    return replace(start, board=board, turn=turn, hash=digest, history=_History({digest: 0}, 1))
 
 
 def play(state, *moves):

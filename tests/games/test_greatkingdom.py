@@ -7,20 +7,15 @@ import pytest
 from pbm.games import IllegalMoveError, InvalidMoveError, Outcome
 from pbm.games.greatkingdom import BLUE, EMPTY, GREAT_KINGDOM as GK, NEUTRAL, ORANGE, PASS, territory
 
+from .diagrams import board_from_rows
+
 CODES = {".": EMPTY, "B": BLUE, "O": ORANGE, "#": NEUTRAL}
 
 
 def position(diagram: str, turn: int = 0, margin: int = 3):
     """A position from rows of B/O/#/. (top row first, as in the mailed diagram)."""
-    rows = [line.split() for line in diagram.strip().split("\n")]
-    size = len(rows)
-    board = [EMPTY] * (size * size)
-    for r, row in enumerate(rows):
-        assert len(row) == size
-        for x, ch in enumerate(row):
-            board[(size - 1 - r) * size + x] = CODES[ch]
-    state = GK.initial_state({"size": size, "margin": margin})
-    return replace(state, board=tuple(board), turn=turn)
+    size, board = board_from_rows(diagram, CODES)
+    return replace(GK.initial_state({"size": size, "margin": margin}), board=board, turn=turn)
 
 
 def play(state, *moves):

@@ -8,18 +8,15 @@ import pytest
 from pbm.games import IllegalMoveError, Outcome
 from pbm.games.twodragons import BLACK, EMPTY, TWO_DRAGONS as TD, WHITE
 
+from .diagrams import board_from_rows
+
 CODES = {".": EMPTY, "O": WHITE, "X": BLACK}
 
 
 def position(diagram: str, turn: int = 0, dragons: int = 2):
     """Rows of O (White) / X (Black) / . , top row first."""
-    rows = [line.split() for line in diagram.strip().split("\n")]
-    size = len(rows)
-    board = [EMPTY] * (size * size)
-    for r, row in enumerate(rows):
-        for x, ch in enumerate(row):
-            board[(size - 1 - r) * size + x] = CODES[ch]
-    return replace(TD.initial_state({"size": size, "dragons": dragons}), board=tuple(board), turn=turn)
+    size, board = board_from_rows(diagram, CODES)
+    return replace(TD.initial_state({"size": size, "dragons": dragons}), board=board, turn=turn)
 
 
 def play(state, *moves):
