@@ -194,3 +194,19 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
     answer = secret_client.post("/inbound/email", data=auto, auth=auth)
     assert answer.json["status"] == "ignored", answer.json
     assert outbox.new() == []
+
+
+@pytest.mark.parametrize("name", ["go", "greatkingdom", "twodragons", "twotigers", "dragons"])
+def test_every_game_renders_on_every_page(name, players, client, server):
+    from pbm.games import get_game
+
+    players.send(ALICE, f"{name} challenge alice bob")
+    game = get_game(name)
+    first = game.legal_moves(game.initial_state(game.parse_options({})))[-1]
+    assert players.send(ALICE, f"{name} move 101 alice alicepw {game.format_move(first)}").status == "applied"
+    for path in ("/", "/games/101", "/games/101?move=0", "/games/101.txt", "/games/101.json",
+                 f"/play/{token(server, 1)}"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+    assert game.title in client.get("/").get_data(as_text=True)
+    assert client.get("/games/101.json").json["moves"][0]["move"] == game.format_move(first)
