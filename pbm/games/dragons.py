@@ -559,7 +559,10 @@ def _draw_strip(state, cells, marks, q_low, q_high) -> str:
         top, middle, bottom = tile_rows(o)
         colours = edge_colours(o)
         number = str(state.at[(q, r)] + 1)
-        middle = middle[:2] + number.center(3) + middle[5:]
+        # a two-digit number leans away from the side whose band is drawn
+        label = f"{number:<3}" if len(number) == 2 and middle[5] != " " else f"{number:>3}" \
+            if len(number) == 2 else number.center(3)
+        middle = middle[:2] + label + middle[5:]
         put(line + 1, col + 1, top)
         put(line + 2, col + 1, middle)
         put(line + 3, col + 1, bottom)
