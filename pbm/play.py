@@ -40,6 +40,8 @@ USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
 MIN_PASSWORD = 4
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 RECENT_MOVES = 10  # moves listed in a board mail
+MAX_COMMANDS = 50  # lines one 'multiple' mail may hold
+MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
 
 
 class PlayerError(Exception):
@@ -190,6 +192,9 @@ class Server:
                      .split("\n") if ln.strip()]
             if not lines:
                 self._guard(work, None, self._empty_multiple)
+            if len(lines) > MAX_COMMANDS:
+                self._guard(work, None, lambda: self._too_many(len(lines)))
+                return
             for one in lines:
                 self._guard(work, one, lambda one=one: self._command(work, one, ""))
             return
@@ -198,6 +203,11 @@ class Server:
     @staticmethod
     def _empty_multiple() -> None:
         raise PlayerError("A 'multiple' mail needs one command per line in its body.", USAGE["help"])
+
+    @staticmethod
+    def _too_many(count: int) -> None:
+        raise PlayerError(f"A 'multiple' mail may hold at most {MAX_COMMANDS} commands, and this one holds "
+                          f"{count}; nothing was done.", "the commands in several mails")
 
     def _guard(self, work: _Work, line: str | None, action) -> None:
         """Run one command; a player's mistake becomes an error mail, nothing else changes."""
@@ -471,6 +481,8 @@ class Server:
                 outcome: Outcome | None) -> None:
         """Append to the log, update the cached board, queue both board mails."""
         game = get_game(board.game)
+        if len(record.comment) > MAX_COMMENT:
+            record.comment = record.comment[:MAX_COMMENT].rstrip() + "\n[... the rest was cut]"
         work.session.add(record)
         board.state = game.to_json(state)
         board.move_count = record.number

@@ -146,3 +146,20 @@ def test_one_bad_line_in_multiple_does_not_undo_the_good_ones(server, outbox, ga
     assert subjects == ["Great Kingdom Board 101 alice", "Great Kingdom Board 101 alice", "pbm error"]
     with reading(server.engine) as s:
         assert s.get(Board, 101).move_count == 2
+
+
+def test_a_multiple_mail_with_too_many_commands_does_nothing(server, outbox, game):
+    lines = "\n".join(["greatkingdom show 101"] * 51)
+    expect_error(server, outbox, game, BOB, "multiple",
+                 "A 'multiple' mail may hold at most 50 commands, and this one holds 51; nothing was done.",
+                 text=lines, mail_subject="pbm error")
+
+
+def test_long_comments_are_cut(server, outbox, game):
+    result = game.send(BOB, "greatkingdom move 101 bob bobpw E4", "word " * 2000)
+    assert result.status == "applied"
+    mail = outbox.new()[-1]
+    assert "[... the rest was cut]" in body(mail)
+    with reading(server.engine) as s:
+        comment = s.exec(select(MoveRecord).where(MoveRecord.number == 2)).one().comment
+    assert len(comment) < 4100
