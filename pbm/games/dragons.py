@@ -178,10 +178,6 @@ def loop_links(state: DragonsState, i: int, colour: str) -> list[int]:
     return links
 
 
-def colour_graph(state: DragonsState, colour: str) -> dict[int, list[int]]:
-    return {i: loop_links(state, i, colour) for i in range(len(state.tiles))}
-
-
 def longest_loop(state: DragonsState, colour: str, through: set[int]) -> int:
     """The most tiles on a simple cycle of ``colour`` through any tile of ``through``
     (a new loop must pass through a tile the move placed).
