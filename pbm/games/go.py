@@ -374,10 +374,11 @@ class Go:
 
         last = (state.last % size, state.last // size) if state.last is not None else None
         legend = "X Black  O White  (X) last move" + ("  x/o dead" if state.dead else "")
-        return square_diagram(size, cell, last) + "\n" + legend
+        captures = f"Captured so far: by Black {state.captures[0]}, by White {state.captures[1]}"
+        return square_diagram(size, cell, last) + "\n" + legend + "\n" + captures
 
     def status(self, state: GoState) -> str:
-        text = f"Captures: Black {state.captures[0]}, White {state.captures[1]}. Komi {state.komi:g}."
+        text = f"Komi {state.komi:g}."
         if state.phase == PLAY:
             return text
         black, white = self.score(state)

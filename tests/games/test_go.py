@@ -47,6 +47,7 @@ def test_single_stone_capture():
     after = play(state, "C2")
     assert rows(after)[1:4] == [". . X . .", ". X . X .", ". . X . ."]
     assert after.captures == (1, 0)
+    assert GO.diagram(after).split("\n")[-1] == "Captured so far: by Black 1, by White 0"
 
 
 def test_multi_stone_capture_on_the_edge():
@@ -213,9 +214,11 @@ def test_diagram_19x19_fits_and_shows_star_points_and_captures():
     lines = GO.diagram(state).split("\n")
     assert max(len(line) for line in lines) <= 78
     assert lines[0].split() == list("ABCDEFGHJKLMNOPQRST") == lines[20].split()
+    assert len(lines) == 23
     assert lines[4] == " 16  .  .  .  +  .  .  .  .  .  +  .  .  .  .  . (O) .  .  .  16"
     assert lines[16].split()[4] == "X"
-    assert "Captures: Black 0, White 0. Komi 7.5." == GO.status(state)
+    assert lines[-1] == "Captured so far: by Black 0, by White 0"
+    assert GO.status(state) == "Komi 7.5."
 
 
 def test_options():
