@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from sqlmodel import Session, select
+
 from .games import Game, Outcome, get_game
 from .models import Board, MoveRecord, Player
 
@@ -45,6 +47,18 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
         else:
             ended = ending(game, entry.kind, entry.seat)
     return state, ended or game.outcome(state)
+
+
+def load_players(session: Session, board: Board) -> tuple[Player, Player]:
+    return session.get(Player, board.seat0_id), session.get(Player, board.seat1_id)
+
+
+def load_records(session: Session, board: Board, last: int | None = None) -> list[MoveRecord]:
+    """The board's log in order; with ``last``, only its final entries."""
+    query = select(MoveRecord).where(MoveRecord.board_id == board.id)
+    if last is None:
+        return list(session.exec(query.order_by(MoveRecord.number)).all())
+    return list(reversed(session.exec(query.order_by(MoveRecord.number.desc()).limit(last)).all()))
 
 
 def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):

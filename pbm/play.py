@@ -24,7 +24,7 @@ from sqlmodel import Session, select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from . import help as helptext
-from .boardview import BoardView, ending, game_record
+from .boardview import BoardView, ending, game_record, load_players, load_records
 from .commands import USAGE, Command, CommandError, parse_command
 from .config import Settings
 from .db import make_engine, reading, transaction
@@ -45,12 +45,12 @@ MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
 
 
 class PlayerError(Exception):
-    """A player's mistake: ``str()`` is the sentence, ``usage`` what to send instead."""
+    """A player's mistake: ``str()`` is the sentence, ``usage`` what to send instead.
+    The error mail names the board the command was about (``_Work.current``)."""
 
-    def __init__(self, sentence: str, usage: str | None = None, board: Board | None = None):
+    def __init__(self, sentence: str, usage: str | None = None):
         super().__init__(sentence)
         self.usage = usage
-        self.board = board
 
 
 @dataclass
@@ -218,7 +218,7 @@ class Server:
                 action()
         except (PlayerError, CommandError, MoveError, OptionError) as error:
             del work.mails[queued:]  # rolled back with the savepoint
-            board = getattr(error, "board", None) or work.current
+            board = work.current
             usage = getattr(error, "usage", None)
             game = get_game(board.game) if board is not None else _game_of_line(line)
             work.errors.append(str(error))
@@ -346,10 +346,10 @@ class Server:
         game = get_game(board.game)
         if board.status == "active":
             raise PlayerError(f"Board {board.id} is still being played; a new round can start once it "
-                              "is over.", None, board)
+                              "is over.")
         if board.next_board_id is not None:
             raise PlayerError(f"The new round of board {board.id} has already started as board "
-                              f"{board.next_board_id}.", None, board)
+                              f"{board.next_board_id}.")
         board.newround_votes |= 1 << seat
         if board.newround_votes != 0b11:
             work.session.add(board)
@@ -397,7 +397,7 @@ class Server:
         player = self._authenticate(work.session, command.userid, command.password, USAGE["move"])
         seat = board.seat_of(player.id)
         if seat is None:
-            raise PlayerError(f"{player.userid} is not a player on board {board.id}.", None, board)
+            raise PlayerError(f"{player.userid} is not a player on board {board.id}.")
         self._move(work, board, seat, command.move, comment, command.number)
 
     def _reply_move(self, work: _Work, tag: tuple[int, str], line: str, comment: str) -> None:
@@ -412,14 +412,14 @@ class Server:
         if player.email != work.mail.sender:
             raise PlayerError(f"This reply address belongs to {player.userid} on board {board.id}; only "
                               f"{player.userid}'s registered address may use it, and yours is "
-                              f"{work.mail.sender}.", USAGE["move"], board)
+                              f"{work.mail.sender}.", USAGE["move"])
         word = line.split()[0].lower() if line.split() else ""
         if word in ("show", "history"):
             getattr(self, f"_cmd_{word}")(work, Command(word, board=board.id), "")
             return
         if not line:
             raise PlayerError("Your reply holds no move: write the move on the first line.",
-                              "a move such as D4, pass or resign", board)
+                              "a move such as D4, pass or resign")
         self._move(work, board, seat, line, comment, None)
 
     def _board_by_token(self, session: Session, token: str) -> tuple[Board | None, int]:
@@ -437,25 +437,25 @@ class Server:
         work.board_id, work.current = board.id, board
         if game_name and game_name != board.game:
             raise PlayerError(f"Board {board.id} is a {get_game(board.game).title} board, not "
-                              f"{get_game(game_name).title}.", None, board)
+                              f"{get_game(game_name).title}.")
         return board
 
     def _move(self, work: _Work, board: Board, seat: int, text: str, comment: str,
               number: int | None) -> None:
         s = work.session
         game = get_game(board.game)
-        players = self._players(s, board)
+        players = load_players(s, board)
         if text.strip().lower() == "newround":
             self._new_round(work, board, seat, players)
             return
         if board.status != "active":
             view = BoardView.current(board, players, [])
             raise PlayerError(f"Board {board.id} is finished ({view.status_line()}); no more moves can "
-                              "be made.", None, board)
+                              "be made.")
         expected = board.move_count + 1
         if number is not None and number != expected:
             raise PlayerError(f"You sent move #{number}, but the next move on board {board.id} is "
-                              f"#{expected}; the board changed since you looked.", None, board)
+                              f"#{expected}; the board changed since you looked.")
         state = game.from_json(board.state)
         text = text.strip()
         if text.lower() == "resign":
@@ -466,13 +466,13 @@ class Server:
         if seat not in game.actors(state):
             turn = game.to_move(state)
             raise PlayerError(f"It is not your turn on board {board.id}: it is {players[turn].userid}'s "
-                              f"turn ({game.sides[turn]}).", None, board)
+                              f"turn ({game.sides[turn]}).")
         try:
             move = game.parse_move(text, state)
             state = game.apply(state, seat, move)
         except MoveError as error:
-            raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")",
-                              board) from None
+            raise PlayerError(str(error),
+                              f"a move in {game.title} notation (send \"{game.name} help\")") from None
         record = MoveRecord(board_id=board.id, number=expected, seat=seat, kind="move",
                             text=game.format_move(move), comment=comment, created_at=work.now)
         self._record(work, board, players, record, state, game.outcome(state))
@@ -499,24 +499,14 @@ class Server:
         work.session.flush()
         self._board_mails(work, board, players, comment=record.comment, mover=record.seat)
 
-    def _players(self, session: Session, board: Board) -> tuple[Player, Player]:
-        return session.get(Player, board.seat0_id), session.get(Player, board.seat1_id)
-
-    def _records(self, session: Session, board: Board, last: int | None = None) -> list[MoveRecord]:
-        """The board's log in order; with ``last``, only its final entries."""
-        query = select(MoveRecord).where(MoveRecord.board_id == board.id)
-        if last is None:
-            return list(session.exec(query.order_by(MoveRecord.number)).all())
-        return list(reversed(session.exec(query.order_by(MoveRecord.number.desc()).limit(last)).all()))
-
     def _cmd_show(self, work: _Work, command: Command, comment: str) -> None:
         board = self._load_board(work, command.board, command.game, lock=False)
-        players = self._players(work.session, board)
-        records = self._records(work.session, board)
+        players = load_players(work.session, board)
+        records = load_records(work.session, board)
         if command.number is not None:
             if not 0 <= command.number <= board.move_count:
                 raise PlayerError(f"Board {board.id} has moves 0 to {board.move_count}; there is no move "
-                                  f"#{command.number}.", USAGE["show"], board)
+                                  f"#{command.number}.", USAGE["show"])
             view = BoardView.at(board, players, records, command.number)
         else:
             view = BoardView.current(board, players, records)
@@ -528,12 +518,12 @@ class Server:
 
     def _cmd_history(self, work: _Work, command: Command, comment: str) -> None:
         board = self._load_board(work, command.board, command.game, lock=False)
-        players = self._players(work.session, board)
-        view = BoardView.current(board, players, self._records(work.session, board))
+        players = load_players(work.session, board)
+        view = BoardView.current(board, players, load_records(work.session, board))
         lines = [f"{view.game.title} Board {board.id}: {view.side(0)} vs {view.side(1)}",
                  view.status_line(), ""]
-        for record in view.records:
-            lines.extend(view.move_lines()[record.number - 1:record.number])
+        for record, line in zip(view.records, view.move_lines()):
+            lines.append(line)
             if record.comment:
                 lines.extend("        | " + c for c in record.comment.split("\n"))
         if not view.records:
@@ -619,10 +609,10 @@ class Server:
     def _board_mails(self, work: _Work, board: Board, players, comment: str, mover: int | None,
                      invited: set[int] = frozenset(), challenger: Player | None = None,
                      auto: str = "auto-replied", notice: str = "") -> None:
-        view = BoardView.current(board, players, self._records(work.session, board, last=RECENT_MOVES))
+        view = BoardView.current(board, players, load_records(work.session, board, last=RECENT_MOVES))
         record = []
         if board.status == "finished" and hasattr(view.game, "game_record"):
-            record = [game_record(view.game, board, players, self._records(work.session, board))]
+            record = [game_record(view.game, board, players, load_records(work.session, board))]
         for seat in (0, 1):
             player = players[seat]
             intro = notice
@@ -661,8 +651,8 @@ class Server:
                 board = session.get(Board, board_id)
                 session.refresh(board)
                 work = _Work(session, now, None)
-                players = self._players(session, board)
-                view = BoardView.current(board, players, self._records(session, board, last=RECENT_MOVES))
+                players = load_players(session, board)
+                view = BoardView.current(board, players, load_records(session, board, last=RECENT_MOVES))
                 deadline = board.expire_due_at.strftime("%Y-%m-%d %H:%M UTC")
                 seat = view.to_move()
                 if seat is not None:
@@ -703,7 +693,7 @@ class Server:
                 board = session.get(Board, board_id)
                 session.refresh(board)
                 game = get_game(board.game)
-                players = self._players(session, board)
+                players = load_players(session, board)
                 movers = set(session.exec(select(MoveRecord.seat).where(
                     MoveRecord.board_id == board.id, MoveRecord.kind == "move")).all())
                 seat = board.to_move

@@ -80,6 +80,8 @@ def test_play_page_explains_an_illegal_move(client, server, game):
     bob = token(server, 1)
     page = client.get(f"/play/{bob}").get_data(as_text=True)
     csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+    empty = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "  ", "number": "2"})
+    assert empty.status_code == 400 and "Write a move in the box first." in empty.get_data(as_text=True)
     response = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "E5", "number": "2"})
     assert response.status_code == 422
     assert "E5 holds the neutral castle" in response.get_data(as_text=True)

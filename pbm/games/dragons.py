@@ -295,8 +295,9 @@ def dragon_scores(state: DragonsState, colour: str) -> list[tuple[int, bool]]:
 
 # -- the game -----------------------------------------------------------------------
 
-MOVE = re.compile(r"^\s*(\d+)\s*((?:nw|ne|sw|se|n|s)(?:\s*[.,]?\s*(?:nw|ne|sw|se|n|s))*)\s*[:\-/ ]?\s*([fb])\s*([0-5])\s*$",
-                  re.I)
+STEP_WORD = r"(?:nw|ne|sw|se|n|s)"
+CELL = rf"(\d+)\s*({STEP_WORD}(?:\s*[.,]?\s*{STEP_WORD})*)"  # a tile number and a walk: 7ne, 2sw.se
+MOVE = re.compile(rf"^\s*{CELL}\s*[:\-/ ]?\s*([fb])\s*([0-5])\s*$", re.I)
 
 
 class Dragons(TurnBased):
@@ -322,8 +323,7 @@ class Dragons(TurnBased):
     # -- notation ----------------------------------------------------------
 
     def parse_cell(self, text: str, state: DragonsState) -> Cell:
-        match = re.fullmatch(r"\s*(\d+)\s*((?:nw|ne|sw|se|n|s)(?:\s*[.,]?\s*(?:nw|ne|sw|se|n|s))*)\s*",
-                             text, re.I)
+        match = re.fullmatch(rf"\s*{CELL}\s*", text, re.I)
         if not match:
             raise InvalidMoveError(f"{text.strip()!r} is not a cell name: write a tile number and a "
                                    "direction (n, ne, se, s, sw, nw), like 7ne.")
@@ -333,7 +333,7 @@ class Dragons(TurnBased):
                                    f"{len(state.tiles)}.")
         q, r, _ = state.tiles[number - 1]
         cell = (q, r)
-        for word in re.findall(r"nw|ne|sw|se|n|s", match.group(2).lower()):
+        for word in re.findall(STEP_WORD, match.group(2).lower()):
             cell = neighbour(cell, DIRECTIONS.index(word))
         return cell
 

@@ -106,7 +106,6 @@ def inbound_email():
         elif "body-plain" in form or "sender" in form:
             _check_mailgun(settings, form)
             raw = _mailgun_message(form)
-            envelope = [form["recipient"]] if form.get("recipient") else []
         else:
             abort(400, "The request holds no message: send the raw mail as the body "
                        "(Content-Type: message/rfc822) or in the form field 'email'.")

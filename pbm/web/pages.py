@@ -10,10 +10,10 @@ from flask import Blueprint, Response, abort, current_app, jsonify, redirect, re
 from sqlalchemy import or_, text
 from sqlmodel import select
 
-from ..boardview import BoardView, game_record
+from ..boardview import BoardView, game_record, load_players, load_records
 from ..db import reading
 from ..games import game_names, get_game
-from ..models import Board, MoveRecord, Player
+from ..models import Board, Player
 
 bp = Blueprint("pages", __name__)
 
@@ -23,9 +23,7 @@ def _server():
 
 
 def _view(session, board: Board) -> BoardView:
-    players = (session.get(Player, board.seat0_id), session.get(Player, board.seat1_id))
-    records = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id)
-                           .order_by(MoveRecord.number)).all()
+    players, records = load_players(session, board), load_records(session, board)
     move = request.args.get("move")
     if move is None:
         return BoardView.current(board, players, records)
@@ -96,10 +94,7 @@ def board_record(board_id: int):
         game = get_game(board.game)
         if not hasattr(game, "game_record"):
             abort(404, f"Board {board_id} is {game.title}, which has no SGF record.")
-        players = (session.get(Player, board.seat0_id), session.get(Player, board.seat1_id))
-        records = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id)
-                               .order_by(MoveRecord.number)).all()
-        filename, mime, data = game_record(game, board, players, records)
+        _, mime, data = game_record(game, board, load_players(session, board), load_records(session, board))
     return Response(data, mimetype=mime,
                     headers={"Content-Disposition": f'attachment; filename="board-{board_id}.sgf"'})
 

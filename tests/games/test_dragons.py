@@ -205,11 +205,7 @@ def test_a_six_tile_loop_wins():
     ring = ring_around({(0, 0)}, "o")
     last_cell, last_orientation = ring[-1]
     state = state_of(ring[:-1], turn=0)
-    anchor = next(i for i, (q, r, _) in enumerate(state.tiles) for d in range(6)
-                  if neighbour((q, r), d) == last_cell)
-    direction = next(d for d in range(6) if neighbour(state.tiles[anchor][:2], d) == last_cell)
-    move = f"{anchor + 1}{['n', 'ne', 'se', 's', 'sw', 'nw'][direction]}:{last_orientation}"
-    won = play(state, move)
+    won = play(state, f"{state.name(last_cell)}:{last_orientation}")
     assert won.outcome == Outcome(0, "a loop of 6 O tiles")
 
 
@@ -254,10 +250,7 @@ def test_tantrix_loops_do_not_end_the_game():
     ring = ring_around({(0, 0)}, "o")
     state = state_of(ring[:-1], pool=40, tantrix=True)
     cell, orientation = ring[-1]
-    anchor = next(i for i, (q, r, _) in enumerate(state.tiles) for d in range(6)
-                  if neighbour((q, r), d) == cell)
-    direction = next(d for d in range(6) if neighbour(state.tiles[anchor][:2], d) == cell)
-    after = play(state, f"{anchor + 1}{['n', 'ne', 'se', 's', 'sw', 'nw'][direction]}:{orientation}")
+    after = play(state, f"{state.name(cell)}:{orientation}")
     assert after.outcome is None
 
 
