@@ -27,14 +27,18 @@ class LogEntry:
 def ending(game: Game, kind: str, seat: int | None) -> Outcome:
     """How a log entry that is not a move ends the game."""
     if kind == "resign":
-        return Outcome(1 - seat, f"{game.sides[seat]} resigned")
+        return Outcome(1 - seat, f"{game.sides[seat]} resigned", kind="resignation")
     if kind == "forfeit":
-        return Outcome(1 - seat, f"{game.sides[seat]} ran out of time")
+        return Outcome(1 - seat, f"{game.sides[seat]} ran out of time", kind="time")
     if kind == "cancel":
-        return Outcome(None, "cancelled: the game expired before both players had moved")
+        return Outcome(None, "the game expired before both players had moved", kind="cancellation")
     if kind == "expire":
-        return Outcome(None, "expired while both players could act (scoring was not finished)")
+        return Outcome(None, "it expired while both players could act (scoring was not finished)",
+                       kind="expiry")
     raise ValueError(f"unknown log entry kind {kind!r}")
+
+
+MOVES = ("move", "auto")  # log kinds that are moves: a player's, or one the server played (forced)
 
 
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
@@ -42,7 +46,7 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     state = game.initial_state(options)
     ended: Outcome | None = None
     for entry in log:
-        if entry.kind == "move":
+        if entry.kind in MOVES:
             state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
         else:
             ended = ending(game, entry.kind, entry.seat)
@@ -63,7 +67,7 @@ def load_records(session: Session, board: Board, last: int | None = None) -> lis
 
 def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):
     """The game's record file (filename, mime type, bytes), for games that have one (Go: SGF)."""
-    log = [(r.seat, r.kind, r.text) for r in records]
+    log = [(r.seat, "move" if r.kind in MOVES else r.kind, r.text) for r in records]
     return game.game_record(board.options, log, (players[0].userid, players[1].userid),
                             Outcome.from_json(board.outcome), board.created_at.strftime("%Y-%m-%d"))
 
@@ -117,6 +121,10 @@ class BoardView:
         if self.outcome is not None:
             o = self.outcome
             score = f" {o.score}." if o.score else ""
+            if o.kind == "cancellation":
+                return f"Game cancelled: {o.reason}."
+            if o.kind == "expiry":
+                return f"Game over without a winner: {o.reason}."
             if o.winner is None:
                 return f"Game drawn: {o.reason}.{score}"
             return f"Game won by {self.side(o.winner)}: {o.reason}.{score}"
@@ -130,7 +138,7 @@ class BoardView:
         lines = []
         for r in records:
             who = self.name(r.seat) if r.seat is not None else "server"
-            text = r.text if r.kind == "move" else r.kind
+            text = r.text if r.kind == "move" else f"{r.text} (forced)" if r.kind == "auto" else r.kind
             lines.append(f"{r.number:>4}. {who:<12} {text}")
         return lines
 

@@ -9,9 +9,6 @@ import signal
 import sys
 import threading
 
-EX_TEMPFAIL = 75
-
-
 def _settings():
     from .config import load_settings
     return load_settings()
@@ -67,6 +64,16 @@ def cmd_db_upgrade(args) -> int:
     return 0
 
 
+def cmd_db_rebuild(args) -> int:
+    from .service import Service
+
+    report = Service(_settings()).rebuild()
+    for line in report:
+        print(line)
+    print(f"rebuild done: {len(report)} board(s) differed from their move log")
+    return 0
+
+
 def cmd_db_revision(args) -> int:
     from alembic import command
 
@@ -77,37 +84,30 @@ def cmd_db_revision(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    from sqlalchemy.exc import OperationalError
-
-    from .mail.inbound import MalformedMail
-    from .play import Server
+    from .service import Service, Status
+    from .service.errors import ANSWERS
 
     raw = open(args.file, "rb").read() if args.file and args.file != "-" else sys.stdin.buffer.read()
     settings = _settings()
     if len(raw) > settings.max_message_bytes:
         print(f"pbm ingest: message of {len(raw)} bytes is over the limit; not handled", file=sys.stderr)
-        return 0
+        return ANSWERS[Status.TOO_LARGE].exit_code
     try:
-        result = Server(settings).handle_raw(raw)
-    except MalformedMail as error:  # retrying cannot help, and there is no one to answer
-        print(f"pbm ingest: message not handled: {error}", file=sys.stderr)
-        return 0
-    except OperationalError as error:
-        print(f"pbm ingest: database unavailable, try again later: {error}", file=sys.stderr)
-        return EX_TEMPFAIL
-    except Exception as error:  # anything unexpected: let the MTA keep the mail and retry
-        logging.getLogger("pbm").exception("ingest failed")
+        result = Service(settings).handle_raw(raw)
+    except Exception as error:  # not even the database could be opened: the MTA keeps the mail
         print(f"pbm ingest: temporary failure: {error.__class__.__name__}", file=sys.stderr)
-        return EX_TEMPFAIL
-    print(f"{result.status} board={result.board}" + (f" error={result.error}" if result.error else ""))
-    return 0
+        return ANSWERS[Status.RETRY].exit_code
+    stream = sys.stdout if result.answer.exit_code == 0 and result.status != Status.MALFORMED else sys.stderr
+    print(f"{result.status.value} board={result.board}" + (f" error={result.error}" if result.error else ""),
+          file=stream)
+    return result.answer.exit_code
 
 
 def cmd_smtpd(args) -> int:
-    from .play import Server
+    from .service import Service
     from .smtpd import controller
 
-    listener = controller(Server(_settings()), args.host, args.port)
+    listener = controller(Service(_settings()), args.host, args.port)
     listener.start()
     print(f"pbm smtpd listening on {args.host}:{args.port}", flush=True)
     stop = threading.Event()
@@ -123,9 +123,9 @@ def cmd_smtpd(args) -> int:
 
 def cmd_scheduler(args) -> int:
     from . import scheduler
-    from .play import Server
+    from .service import Service
 
-    jobs = scheduler.build(Server(_settings()), background=False)
+    jobs = scheduler.build(Service(_settings()), background=False)
     print("pbm scheduler running (outbox, reminders, expiry)", flush=True)
     try:
         jobs.start()
@@ -136,9 +136,9 @@ def cmd_scheduler(args) -> int:
 
 def cmd_sweep(args) -> int:
     from . import scheduler
-    from .play import Server
+    from .service import Service
 
-    done = scheduler.sweep(Server(_settings()))
+    done = scheduler.sweep(Service(_settings()))
     print(" ".join(f"{k}={v}" for k, v in done.items()))
     return 0
 
@@ -164,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     db = sub.add_parser("db", help="database tasks")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)
+    db_sub.add_parser("rebuild", help="replay every board's move log into its cached state, "
+                      "reporting boards that differed").set_defaults(func=cmd_db_rebuild)
     revision = db_sub.add_parser("revision", help="write a migration for changed models")
     revision.add_argument("message")
     revision.set_defaults(func=cmd_db_revision)

@@ -52,7 +52,9 @@ class Command:
     timing: dict = field(default_factory=dict)  # challenge --nagtime / --expiretime
 
 
-def _match(word: str, choices, what: str) -> str | None:
+def match_word(word: str, choices, what: str) -> str | None:
+    """The choice ``word`` names, in full or abbreviated; None when none; CommandError
+    when the abbreviation fits several."""
     word = word.lower()
     if word in choices:
         return word
@@ -82,16 +84,16 @@ def parse_command(line: str) -> Command:
     words = line.split()
     if not words:
         raise CommandError("The message holds no command.", "help")
-    game = _match(words[0], game_names(), "game name")
+    game = match_word(words[0], game_names(), "game name")
     if game is not None and game not in GLOBAL_VERBS and len(words) == 1:
         return Command("help", game=game)
     if game is not None and len(words) > 1:
-        verb = _match(words[1], GAME_VERBS, "command")
+        verb = match_word(words[1], GAME_VERBS, "command")
         if verb is None:
             raise CommandError(f"{words[1]!r} is not a {game} command.",
                                "one of: " + ", ".join(GAME_VERBS))
         return _parse_verb(verb, game, words[2:])
-    verb = _match(words[0], GLOBAL_VERBS, "command")
+    verb = match_word(words[0], GLOBAL_VERBS, "command")
     if verb is None:
         raise CommandError(
             f"{words[0]!r} is neither a command nor a game; games are {', '.join(game_names())}.",
@@ -101,13 +103,13 @@ def parse_command(line: str) -> Command:
 
 def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "help":
-        return Command("help", game=game or (_match(rest[0], game_names(), "game name") if rest else None))
+        return Command("help", game=game or (match_word(rest[0], game_names(), "game name") if rest else None))
     if verb == "signup":
         _need(rest, 2, verb)
         return Command("signup", userid=rest[0].lower(), password=rest[1], args=tuple(rest[2:3]))
     if verb == "change":
         _need(rest, 4, verb)
-        what = _match(rest[0], ("password", "address", "email"), "word after change")
+        what = match_word(rest[0], ("password", "address", "email"), "word after change")
         if what is None:
             raise CommandError(f"Change what? {rest[0]!r} is neither password nor address.", USAGE[verb])
         kind = "change_password" if what == "password" else "change_address"

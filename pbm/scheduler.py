@@ -14,7 +14,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from .outbox import deliver_due
-from .play import Server
+from .service import Service
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ OUTBOX_SECONDS = 30
 DEADLINE_SECONDS = 300
 
 
-def sweep(server: Server, now: datetime | None = None) -> dict[str, int]:
+def sweep(server: Service, now: datetime | None = None) -> dict[str, int]:
     """Run every job once (``pbm sweep``); returns what each did."""
     return {
         "reminders": server.send_reminders(now),
@@ -44,7 +44,7 @@ def _safe(job, *args):
     return run
 
 
-def build(server: Server, background: bool):
+def build(server: Service, background: bool):
     """The three sweeps on intervals; each also runs once at start, to catch up
     on whatever fell due while nothing was running."""
     scheduler = BackgroundScheduler(timezone="UTC") if background else BlockingScheduler(timezone="UTC")

@@ -7,8 +7,8 @@ import logging
 
 from aiosmtpd.controller import Controller
 
-from .mail.inbound import MalformedMail
-from .play import Server
+from .service import Service, Status
+from .service.errors import ANSWERS
 
 log = logging.getLogger(__name__)
 
@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 class InboundHandler:
     """Accept a message, handle it like ``pbm ingest``, answer 250 once committed."""
 
-    def __init__(self, server: Server):
+    def __init__(self, server: Service):
         self.server = server
 
     async def handle_DATA(self, smtp_server, session, envelope):
@@ -24,19 +24,15 @@ class InboundHandler:
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         if len(raw) > self.server.settings.max_message_bytes:
-            return "552 Message exceeds the size limit"
-        try:
-            loop = asyncio.get_running_loop()  # database work must not block the SMTP loop
-            result = await loop.run_in_executor(None, self.server.handle_raw, raw, list(envelope.rcpt_tos))
-        except MalformedMail as error:
-            return f"550 Message not accepted: {error}"
-        except Exception:
-            log.exception("inbound mail failed")
-            return "451 Temporary failure, please try again later"
-        log.info("inbound mail from %s: %s", envelope.mail_from, result.status)
-        return "250 Message accepted"
+            return ANSWERS[Status.TOO_LARGE].smtp
+        loop = asyncio.get_running_loop()  # database work must not block the SMTP loop
+        result = await loop.run_in_executor(None, self.server.handle_raw, raw, list(envelope.rcpt_tos))
+        log.info("inbound mail from %s: %s", envelope.mail_from, result.status.value)
+        if result.status == Status.MALFORMED:
+            return f"{result.answer.smtp}: {result.error}"
+        return result.answer.smtp
 
 
-def controller(server: Server, host: str, port: int) -> Controller:
+def controller(server: Service, host: str, port: int) -> Controller:
     return Controller(InboundHandler(server), hostname=host, port=port,
                       data_size_limit=server.settings.max_message_bytes + 64 * 1024)

@@ -8,6 +8,7 @@ import mailbox
 import os
 import shutil
 import socket
+import time
 import uuid
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -24,6 +25,22 @@ from pbm.migrate import upgrade
 POSTGRES_ADMIN_URL = os.environ.get("PBM_TEST_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 TABLES = ("move", "outbox", "inbound_message", "board", "player")
+
+
+def wait_until(condition, what: str, timeout: float = 30.0):
+    """Poll ``condition()`` until it returns something true, and return that; fail
+    with a sentence naming ``what`` when ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = condition()
+        except OSError:  # a server that is not listening yet
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)
 
 
 def free_port() -> int:

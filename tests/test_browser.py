@@ -7,12 +7,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 import pytest
 
-from .conftest import free_port, make_mail
+from .conftest import free_port, make_mail, wait_until
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -34,12 +33,7 @@ def running_server(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=1).read()
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=1).read(), "pbm serve to start")
     yield base, tmp_path / "instance" / "outbox"
     process.terminate()
     process.wait(timeout=30)
@@ -68,6 +62,19 @@ def browser():
     driver.quit()
 
 
+def submit_and_wait(browser):
+    """Send the move form and wait until the answer's page has replaced this one
+    (a find_element right after the click could still see the old page)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old_page = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old_page))
+    WebDriverWait(browser, 30).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "pre.board")))
+
+
 def test_a_move_from_the_private_page(running_server, browser):
     from selenium.webdriver.common.by import By
 
@@ -84,11 +91,7 @@ def test_a_move_from_the_private_page(running_server, browser):
     assert "It is alice's turn (Blue)." in browser.find_element(By.TAG_NAME, "body").text
     browser.find_element(By.NAME, "move").send_keys("d4")
     browser.find_element(By.NAME, "comment").send_keys("<b>hello</b> from the browser")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    for _ in range(50):
-        if "It is bob's turn" in browser.find_element(By.TAG_NAME, "body").text:
-            break
-        time.sleep(0.1)
+    submit_and_wait(browser)
     page = browser.find_element(By.TAG_NAME, "body").text
     assert "It is bob's turn (Orange)." in page
     assert "4  .  .  . (B) .  .  .  .  .  4" in browser.find_element(By.CSS_SELECTOR, "pre.board").text
@@ -104,6 +107,5 @@ def test_a_move_from_the_private_page(running_server, browser):
                     if word.startswith(base + "/play/"))
     browser.get(bob_link)
     browser.find_element(By.NAME, "move").send_keys("E5")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    time.sleep(0.2)
+    submit_and_wait(browser)
     assert "E5 holds the neutral castle" in browser.find_element(By.CSS_SELECTOR, ".error").text

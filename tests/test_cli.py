@@ -4,14 +4,14 @@ import json
 import mailbox
 import os
 import smtplib
+import sqlite3
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
-from .conftest import free_port, make_mail
+from .conftest import free_port, make_mail, wait_until
 
 
 def pbm(*args, env, stdin=None, timeout=60):
@@ -60,16 +60,11 @@ def test_serve_runs_web_scheduler_and_smtp_in_one_process(env, tmp_path):
                                 "--smtp-port", str(smtp_port)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-                    health = json.load(r)
-                    server_header = r.headers.get("Server", "")
-                break
-            except OSError:
-                time.sleep(0.1)
-        assert health == {"status": "ok", "database": "ok"}
-        assert "waitress" in server_header  # a production WSGI server, not Flask's
+        response = wait_until(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2),
+                              "pbm serve to answer /healthz")
+        with response:
+            assert json.load(response) == {"status": "ok", "database": "ok"}
+            assert "waitress" in response.headers.get("Server", "")  # a production WSGI server, not Flask's
         with smtplib.SMTP("127.0.0.1", smtp_port, timeout=30) as smtp:
             raw = make_mail("alice@players.test", "signup alice alicepw").replace(b"\n", b"\r\n")
             smtp.sendmail("alice@players.test", ["pbm@pbm.test"], raw)
@@ -85,17 +80,16 @@ def test_scheduler_process_sends_what_is_due(env, tmp_path):
     assert pbm("db", "upgrade", env=env).returncode == 0
     for raw in (make_mail("alice@players.test", "signup alice alicepw"),
                 make_mail("bob@players.test", "signup bob bobpw"),
-                make_mail("alice@players.test", "greatkingdom challenge alice bob --nagtime=0.00001")):
+                make_mail("alice@players.test", "greatkingdom challenge alice bob")):
         assert pbm("ingest", env=env, stdin=raw).returncode == 0
-    time.sleep(1.0)  # the reminder (after 0.864 s) is due
+    with sqlite3.connect(tmp_path / "instance" / "pbm.sqlite3") as db:  # the board has been idle for days
+        db.execute("UPDATE board SET nag_due_at = '2026-01-01 00:00:00' WHERE id = 101")
     process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "scheduler"], env={**env, "PBM_LOG_LEVEL": "INFO"},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
     try:
-        for _ in range(100):
-            if any(m["Subject"] == "Great Kingdom Board 101 reminder" for m in box):
-                break
-            time.sleep(0.1)
+        wait_until(lambda: any(m["Subject"] == "Great Kingdom Board 101 reminder" for m in box),
+                   "the scheduler to send the reminder")
     finally:
         process.terminate()
         output = process.communicate(timeout=30)[0].decode()
@@ -109,12 +103,7 @@ def test_smtpd_alone_takes_mail_like_ingest(env, tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "smtpd", "--port", str(port)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        for _ in range(100):
-            try:
-                smtp = smtplib.SMTP("127.0.0.1", port, timeout=30)
-                break
-            except OSError:
-                time.sleep(0.1)
+        smtp = wait_until(lambda: smtplib.SMTP("127.0.0.1", port, timeout=30), "pbm smtpd to listen")
         with smtp:
             raw = make_mail("alice@players.test", "signup alice alicepw").replace(b"\n", b"\r\n")
             smtp.sendmail("alice@players.test", ["pbm@pbm.test"], raw)

@@ -138,5 +138,6 @@ def test_idle_scoring_reminds_both_then_ends_without_a_winner(server, players, o
         assert sweep(server)["expired"] == 1
     ends = outbox.new()
     assert len(ends) == 2
-    assert all("Game drawn: expired while both players could act (scoring was not finished)." in flat(m)
+    assert all("Game over without a winner: it expired while both players could act (scoring was not "
+               "finished)." in flat(m)
                for m in ends)

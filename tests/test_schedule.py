@@ -88,11 +88,11 @@ def test_an_unstarted_game_is_cancelled_and_both_are_told(server, players, outbo
     assert [m["To"].addresses[0].addr_spec for m in mails][0] == BOB  # the reminder
     ends = mails[1:]
     assert sorted(m["To"].addresses[0].addr_spec for m in ends) == [ALICE, BOB]
-    assert all("Game drawn: cancelled: the game expired before both players had moved." in
+    assert all("Game cancelled: the game expired before both players had moved." in
                " ".join(body(m).split()) for m in ends)
-    assert board(server).outcome == {"winner": None, "reason":
-                                     "cancelled: the game expired before both players had moved",
-                                     "score": None}
+    assert not any("drawn" in body(m) for m in ends)
+    assert board(server).outcome == {"winner": None, "reason": "the game expired before both players had moved",
+                                     "score": None, "kind": "cancellation"}
 
 
 def test_sweeps_from_two_processes_at_once_send_one_reminder(server, players, outbox, app):

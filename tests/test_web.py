@@ -29,7 +29,7 @@ def token(server, seat):
 def test_status_page_lists_boards_and_filters(client, game):
     page = client.get("/").get_data(as_text=True)
     assert ">101</a>" in page and "alice vs bob" in page and "Great Kingdom" in page
-    assert "bob" in page  # to move
+    assert "<td>bob</td>" in page  # bob is to move
     assert "No boards yet." in client.get("/?game=go").get_data(as_text=True)
     assert "alice vs bob" in client.get("/?player=bob").get_data(as_text=True)
     escaped = client.get("/?player=<b>x</b>").get_data(as_text=True)

@@ -13,6 +13,7 @@ their ``str()`` is one plain sentence the player can act on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 from typing import Any, Hashable, Protocol, Sequence
 
 Move = Hashable
@@ -35,20 +36,161 @@ class OptionError(ValueError):
     """A challenge option that the game does not know or cannot accept."""
 
 
+# How a game can end: the machine-readable kind of an Outcome. Sentences about the
+# end and game-record results (SGF's RE) are derived from it, never parsed from prose.
+TERMINATIONS = (
+    "score",         # counted at the end (area, territory, dragons)
+    "siege",         # Great Kingdom: a castle group destroyed
+    "loop",          # Dragons: a closed loop
+    "exhaustion",    # Dragons: the pool ran out without a winning loop
+    "repetition",    # Two Tigers: a position occurred a third time
+    "capture",       # Two Tigers: too few goats left
+    "blocked",       # Two Tigers: a side cannot move
+    "resignation",   # a player resigned
+    "time",          # the player to move ran out of time (forfeit at expiry)
+    "expiry",        # expired while both players could act (Go's scoring)
+    "cancellation",  # expired before both players had moved
+    "agreement",     # both players agreed (a draw offer accepted)
+)
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """How a game ended: ``winner`` is a side index (0 or 1), or None for a draw."""
+    """How a game ended: ``winner`` is a side index (0 or 1), or None for a draw.
+
+    ``kind`` is one of TERMINATIONS; ``reason`` the sentence shown to players;
+    ``score`` a short count (``B+2.5 (Black 41, White 38.5)``); ``margin`` the
+    winner's lead in points where the game counts them (SGF's ``W+2.5``)."""
 
     winner: int | None
     reason: str
     score: str | None = None
+    kind: str = "score"
+    margin: float | None = None
+
+    def __post_init__(self):
+        if self.kind not in TERMINATIONS:
+            raise ValueError(f"unknown termination kind {self.kind!r}")
 
     def to_json(self) -> dict:
-        return {"winner": self.winner, "reason": self.reason, "score": self.score}
+        data = {"winner": self.winner, "reason": self.reason, "score": self.score, "kind": self.kind}
+        if self.margin is not None:
+            data["margin"] = self.margin
+        return data
 
     @classmethod
     def from_json(cls, data: dict | None) -> "Outcome | None":
-        return None if data is None else cls(data["winner"], data["reason"], data.get("score"))
+        if data is None:
+            return None
+        return cls(data["winner"], data["reason"], data.get("score"),
+                   data.get("kind") or _legacy_kind(data["reason"]), data.get("margin"))
+
+
+def _legacy_kind(reason: str) -> str:
+    """The kind of an outcome stored before outcomes carried one (state version 1)."""
+    for words, kind in (("resigned", "resignation"), ("out of time", "time"), ("cancelled", "cancellation"),
+                        ("expired", "expiry"), ("siege", "siege"), ("loop", "loop"),
+                        ("without a winning loop", "exhaustion"), ("third time", "repetition"),
+                        ("too few", "capture"), ("trapped", "blocked"), ("cannot move", "blocked")):
+        if words in reason:
+            return kind
+    return "score"
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One challenge option (``-size=9``): its type, default and bounds.
+
+    ``kind`` is ``int``, ``half`` (a whole or half number), ``bool`` or ``choice``
+    (one of ``choices``). ``default`` None means the game derives it from the
+    other options (``GameInfo.parse_options`` leaves it out)."""
+
+    name: str
+    kind: str
+    default: object
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple = ()
+    odd: bool = False
+
+    def parse(self, text: str):
+        """Read the option's value from its text; raise OptionError with the reason."""
+        if self.kind == "bool":
+            word = text.strip().lower()
+            if word in ("true", "1", "yes", "on"):
+                return True
+            if word in ("false", "0", "no", "off"):
+                return False
+            raise OptionError(f"-{self.name} must be true or false, not {text!r}.")
+        if self.kind == "half":
+            try:
+                value = float(text)
+            except ValueError:
+                value = float("nan")
+            if not math.isfinite(value) or value * 2 != int(value * 2) or not self.low <= value <= self.high:
+                raise OptionError(f"-{self.name} must be a whole or half number from {self.low:g} to "
+                                  f"{self.high:g}, like {self.default}, not {text!r}.")
+            return value
+        try:
+            value = int(text) if len(text) <= 12 else None
+        except ValueError:
+            value = None
+        if self.kind == "choice":
+            if value not in self.choices:
+                allowed = ", ".join(str(c) for c in self.choices[:-1]) + f" or {self.choices[-1]}"
+                raise OptionError(f"-{self.name} must be {allowed}, not {text!r}.")
+            return value
+        if value is None:
+            raise OptionError(f"-{self.name} must be a whole number, not {text!r}.")
+        if not self.low <= value <= self.high or (self.odd and value % 2 == 0):
+            kind = "an odd number" if self.odd else "a number"
+            raise OptionError(f"-{self.name} must be {kind} from {self.low:g} to {self.high:g}, not {value}.")
+        return value
+
+    def describe(self) -> str:
+        """One line for the help: ``-size=N  board size, 9 13 or 19 (default 9)``."""
+        if self.kind == "choice":
+            values = " ".join(str(c) for c in self.choices)
+        elif self.kind == "bool":
+            values = "true or false"
+        else:
+            values = f"{self.low:g} to {self.high:g}"
+        default = "" if self.default is None else f" (default {str(self.default).lower()})"
+        return f"-{self.name}: {self.help}, {values}{default}"
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What a game declares about itself, once: read by the command parser, the help,
+    the web pages and the tests.
+
+    ``passing``: ``pass`` is a move; ``record_format``: the game-record file it
+    writes (``sgf``) or None; ``forced_moves``: the rules can leave a player exactly
+    one move, which the server then plays at once (pbmserv's ForcedMove)."""
+
+    name: str
+    title: str
+    sides: tuple[str, str]
+    options: tuple[OptionSpec, ...] = ()
+    passing: bool = False
+    record_format: str | None = None
+    forced_moves: bool = False
+
+    def defaults(self) -> dict:
+        return {o.name: o.default for o in self.options if o.default is not None}
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        """Validate challenge options (``-size=9`` arrives as ``{"size": "9"}``): every
+        known option with its value or its default; OptionError names what is wrong."""
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            allowed = ", ".join(f"-{k}" for k in sorted(known)) or "none"
+            raise OptionError(f"{self.title} has no option -{unknown[0]} (options: {allowed}).")
+        values = self.defaults()
+        values.update({name: known[name].parse(text) for name, text in raw.items()})
+        return values
 
 
 class Game(Protocol):
@@ -58,7 +200,8 @@ class Game(Protocol):
     ``<user1>`` and moves first.
     """
 
-    name: str
+    info: GameInfo
+    name: str  # info.name, info.title and info.sides, for brevity
     title: str
     sides: tuple[str, str]
 
@@ -105,11 +248,34 @@ class Game(Protocol):
     def from_json(self, data: dict) -> State: ...
 
 
-class TurnBased:
+class Declared:
+    """Name, title, sides and option parsing, read from the game's one ``info`` value."""
+
+    info: GameInfo
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def title(self) -> str:
+        return self.info.title
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        return self.info.sides
+
+    def parse_options(self, raw: dict[str, str]) -> dict:
+        return self.info.parse_options(raw)
+
+    def with_defaults(self, options: dict) -> dict:
+        """Stored options completed by the declared defaults."""
+        return {**self.info.defaults(), **options}
+
+
+class TurnBased(Declared):
     """For games whose state has ``turn`` (the side to move) and ``outcome``: the
     sides simply alternate (or the game says otherwise in ``apply``)."""
-
-    sides: tuple[str, str]
 
     def to_move(self, state) -> int | None:
         return None if state.outcome else state.turn
@@ -143,28 +309,6 @@ def get_game(name: str) -> Game | None:
 
 def game_names() -> list[str]:
     return sorted(REGISTRY)
-
-
-def parse_int_option(raw: dict[str, str], key: str, default: int, low: int, high: int,
-                     *, odd: bool = False) -> int:
-    """Read one integer option with its bounds, raising OptionError with the reason."""
-    if key not in raw:
-        return default
-    try:
-        value = int(raw[key])
-    except ValueError:
-        raise OptionError(f"-{key} must be a whole number, not {raw[key]!r}.") from None
-    if not low <= value <= high or (odd and value % 2 == 0):
-        kind = "an odd number" if odd else "a number"
-        raise OptionError(f"-{key} must be {kind} from {low} to {high}, not {value}.")
-    return value
-
-
-def reject_unknown_options(raw: dict[str, str], known: set[str], game_name: str) -> None:
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        allowed = ", ".join(f"-{k}" for k in sorted(known)) or "none"
-        raise OptionError(f"{game_name} has no option -{unknown[0]} (options: {allowed}).")
 
 
 # ---------------------------------------------------------------------------

@@ -29,8 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .base import (IllegalMoveError, InvalidMoveError, OptionError, Outcome, TurnBased, register,
-                   reject_unknown_options)
+from .base import GameInfo, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome, TurnBased, register
 
 O, X = "o", "x"
 COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
@@ -301,24 +300,23 @@ MOVE = re.compile(rf"^\s*{CELL}\s*[:\-/ ]?\s*([fb])\s*([0-5])\s*$", re.I)
 
 
 class Dragons(TurnBased):
-    name = "dragons"
-    title = "Dragons"
-    sides = ("O", "X")
+    info = GameInfo(
+        name="dragons", title="Dragons", sides=("O", "X"),
+        options=(OptionSpec("num_tiles", "int", None, "tiles in the pool (default 50; 40 with -tantrix)",
+                            low=2, high=200),
+                 OptionSpec("tantrix", "bool", False, "score the best dragon as in Tantrix")),
+        forced_moves=False)  # its automatic moves happen inside a move (see apply)
+
+    def with_defaults(self, options: dict) -> dict:
+        options = super().with_defaults(options)
+        return {"num_tiles": 40 if options["tantrix"] else 50, **options}
 
     def parse_options(self, raw: dict[str, str]) -> dict:
-        reject_unknown_options(raw, {"num_tiles", "tantrix"}, self.title)
-        tantrix = raw.get("tantrix", "false").lower() in ("true", "1", "yes", "on")
-        default = 40 if tantrix else 50
-        try:
-            pool = int(raw.get("num_tiles", default))
-        except ValueError:
-            raise OptionError(f"-num_tiles must be a whole number, not {raw['num_tiles']!r}.") from None
-        if not 2 <= pool <= 200:
-            raise OptionError(f"-num_tiles must be from 2 to 200, not {pool}.")
-        return {"num_tiles": pool, "tantrix": tantrix}
+        return self.with_defaults(self.info.parse_options(raw))
 
     def initial_state(self, options: dict) -> DragonsState:
-        return DragonsState(((0, 0, 0),), options.get("num_tiles", 50), options.get("tantrix", False), 0)
+        options = self.with_defaults(options)
+        return DragonsState(((0, 0, 0),), options["num_tiles"], options["tantrix"], 0)
 
     # -- notation ----------------------------------------------------------
 
@@ -410,17 +408,18 @@ class Dragons(TurnBased):
                     for c in COLOURS]
             score = f"O {best[0]}, X {best[1]}"
             if best[0] == best[1]:
-                return Outcome(None, "Tantrix scoring, equal best dragons", score)
-            return Outcome(0 if best[0] > best[1] else 1, "Tantrix scoring, the best dragon", score)
+                return Outcome(None, "Tantrix scoring, equal best dragons", score, "score", 0)
+            return Outcome(0 if best[0] > best[1] else 1, "Tantrix scoring, the best dragon", score, "score",
+                           abs(best[0] - best[1]))
         loops = [longest_loop(state, c, placed) for c in COLOURS]
         winners = [s for s in (0, 1) if loops[s] >= WIN_LENGTH]
         if winners:
             if len(winners) == 2 and loops[0] == loops[1]:
-                return Outcome(None, f"both colours closed loops of {loops[0]} tiles")
+                return Outcome(None, f"both colours closed loops of {loops[0]} tiles", kind="loop")
             winner = max(winners, key=lambda s: loops[s])
-            return Outcome(winner, f"a loop of {loops[winner]} {COLOURS[winner].upper()} tiles")
+            return Outcome(winner, f"a loop of {loops[winner]} {COLOURS[winner].upper()} tiles", kind="loop")
         if full:
-            return Outcome(None, f"all {state.pool} tiles were played without a winning loop")
+            return Outcome(None, f"all {state.pool} tiles were played without a winning loop", kind="exhaustion")
         return None
 
     def legal_moves(self, state: DragonsState) -> list:

@@ -22,13 +22,14 @@ from functools import lru_cache
 from sgfmill import sgf
 
 from .base import (
+    Declared,
+    GameInfo,
     IllegalMoveError,
     InvalidMoveError,
-    OptionError,
+    OptionSpec,
     Outcome,
     parse_point,
     point_name,
-    reject_unknown_options,
     register,
     square_diagram,
 )
@@ -181,30 +182,17 @@ def area_score(board, size: int, dead: frozenset[int] = frozenset()) -> tuple[in
     return score[BLACK], score[WHITE]
 
 
-class Go:
-    name = "go"
-    title = "Go"
-    sides = ("Black", "White")
-
-    def parse_options(self, raw: dict[str, str]) -> dict:
-        reject_unknown_options(raw, {"size", "komi"}, self.title)
-        try:
-            size = int(raw.get("size", 9))
-        except ValueError:
-            raise OptionError(f"-size must be 9, 13 or 19, not {raw['size']!r}.") from None
-        if size not in SIZES:
-            raise OptionError(f"-size must be 9, 13 or 19, not {size}.")
-        try:
-            komi = float(raw.get("komi", 7.5))
-        except ValueError:
-            raise OptionError(f"-komi must be a number like 7.5, not {raw['komi']!r}.") from None
-        if komi * 2 != int(komi * 2) or abs(komi) > 100:
-            raise OptionError(f"-komi must be a whole or half number up to 100, not {raw['komi']}.")
-        return {"size": size, "komi": komi}
+class Go(Declared):
+    info = GameInfo(
+        name="go", title="Go", sides=("Black", "White"),
+        options=(OptionSpec("size", "choice", 9, "board size", choices=SIZES),
+                 OptionSpec("komi", "half", 7.5, "points White receives", low=-100, high=100)),
+        passing=True, record_format="sgf")
 
     def initial_state(self, options: dict) -> GoState:
-        size = options.get("size", 9)
-        return GoState(size, options.get("komi", 7.5), (EMPTY,) * (size * size), 0, 0, (0, 0), None,
+        options = self.with_defaults(options)
+        size = options["size"]
+        return GoState(size, options["komi"], (EMPTY,) * (size * size), 0, 0, (0, 0), None,
                        0, 0, history=_History({0: 0}, 1))
 
     # -- notation ----------------------------------------------------------
@@ -334,9 +322,10 @@ class Go:
         black, white = self.score(state)
         margin = abs(black - white)
         if black == white:
-            return Outcome(None, "area scoring: equal", f"Black {black:g}, White {white:g}, draw")
+            return Outcome(None, "area scoring: equal", f"Black {black:g}, White {white:g}, draw", "score", 0)
         winner = 0 if black > white else 1
-        return Outcome(winner, "area scoring", f"{'BW'[winner]}+{margin:g} (Black {black:g}, White {white:g})")
+        return Outcome(winner, "area scoring", f"{'BW'[winner]}+{margin:g} (Black {black:g}, White {white:g})",
+                       "score", margin)
 
     def legal_moves(self, state: GoState) -> list:
         if state.phase == OVER:
@@ -445,17 +434,13 @@ class Go:
 
 
 def sgf_result(outcome: Outcome) -> str:
-    """SGF's RE value: W+2.5, B+R (resignation), W+T (time), 0 (draw), Void (cancelled)."""
+    """SGF's RE value: W+2.5, B+R (resignation), W+T (time), 0 (draw), Void (no result)."""
     if outcome.winner is None:
-        return "Void" if outcome.reason.startswith("cancelled") else "0"
+        return "0" if outcome.kind in ("score", "agreement") else "Void"
     colour = "BW"[outcome.winner]
-    if outcome.reason == "area scoring":
-        return outcome.score.split()[0]
-    if "resigned" in outcome.reason:
-        return f"{colour}+R"
-    if "out of time" in outcome.reason:
-        return f"{colour}+T"
-    return f"{colour}+"
+    if outcome.kind == "score" and outcome.margin is not None:
+        return f"{colour}+{outcome.margin:g}"
+    return colour + {"resignation": "+R", "time": "+T"}.get(outcome.kind, "+")
 
 
 HELP = """\

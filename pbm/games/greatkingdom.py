@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
+    GameInfo,
     IllegalMoveError,
+    OptionSpec,
     Outcome,
     TurnBased,
-    parse_int_option,
     parse_point_or_pass,
     point_name,
-    reject_unknown_options,
     register,
     square_diagram,
 )
@@ -109,22 +109,18 @@ def territory(board: tuple[int, ...], size: int, colour: int) -> frozenset[int]:
 
 
 class GreatKingdom(TurnBased):
-    name = "greatkingdom"
-    title = "Great Kingdom"
-    sides = ("Blue", "Orange")
-
-    def parse_options(self, raw: dict[str, str]) -> dict:
-        reject_unknown_options(raw, {"size", "margin"}, self.title)
-        return {
-            "size": parse_int_option(raw, "size", 9, 5, 19, odd=True),
-            "margin": parse_int_option(raw, "margin", 3, 0, 361),
-        }
+    info = GameInfo(
+        name="greatkingdom", title="Great Kingdom", sides=("Blue", "Orange"),
+        options=(OptionSpec("size", "int", 9, "board size, odd", low=5, high=19, odd=True),
+                 OptionSpec("margin", "int", 3, "territory Blue needs beyond Orange's", low=0, high=361)),
+        passing=True, forced_moves=True)
 
     def initial_state(self, options: dict) -> GreatKingdomState:
-        size = options.get("size", 9)
+        options = self.with_defaults(options)
+        size = options["size"]
         board = [EMPTY] * (size * size)
         board[(size // 2) * size + size // 2] = NEUTRAL
-        return GreatKingdomState(size, options.get("margin", 3), tuple(board), 0, 0,
+        return GreatKingdomState(size, options["margin"], tuple(board), 0, 0,
                                  (CASTLES_EACH, CASTLES_EACH), None, (), None)
 
     # -- notation ----------------------------------------------------------
@@ -175,7 +171,7 @@ class GreatKingdom(TurnBased):
             for i in destroyed:
                 board[i] = EMPTY
             names = ", ".join(point_name(i % size, i // size) for i in sorted(destroyed))
-            outcome = Outcome(side, f"siege: {self.sides[side]} destroyed {names}")
+            outcome = Outcome(side, f"siege: {self.sides[side]} destroyed {names}", kind="siege")
             return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
                            last=(x, y), destroyed=tuple(sorted(destroyed)), outcome=outcome)
         if not _group(board, index, size)[1]:
@@ -193,7 +189,7 @@ class GreatKingdom(TurnBased):
         blue, orange = self.scores(state)
         winner = 0 if blue - orange >= state.margin else 1
         return Outcome(winner, f"territory after two passes (Blue needs {state.margin} more)",
-                       f"Blue {blue}, Orange {orange}")
+                       f"Blue {blue}, Orange {orange}", "score", blue - orange)
 
     def legal_moves(self, state: GreatKingdomState) -> list:
         if state.outcome:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
+    GameInfo,
     IllegalMoveError,
+    OptionSpec,
     Outcome,
     TurnBased,
-    parse_int_option,
     parse_point_or_pass,
     point_name,
-    reject_unknown_options,
     register,
     square_diagram,
 )
@@ -130,18 +130,17 @@ def _neighbours(size: int) -> tuple[tuple[int, ...], ...]:
 
 
 class TwoDragons(TurnBased):
-    name = "twodragons"
-    title = "2 Dragons"
-    sides = ("White", "Black")
-
-    def parse_options(self, raw: dict[str, str]) -> dict:
-        reject_unknown_options(raw, {"size", "dragons"}, self.title)
-        return {"size": parse_int_option(raw, "size", 18, 9, 19),
-                "dragons": parse_int_option(raw, "dragons", 2, 1, 10)}
+    info = GameInfo(
+        name="twodragons", title="2 Dragons", sides=("White", "Black"),
+        options=(OptionSpec("size", "int", 18, "board size", low=9, high=19),
+                 OptionSpec("dragons", "int", 2, "how many of each side's biggest dragons count",
+                            low=1, high=10)),
+        passing=True, forced_moves=True)
 
     def initial_state(self, options: dict) -> TwoDragonsState:
-        size = options.get("size", 18)
-        return TwoDragonsState(size, options.get("dragons", 2), (EMPTY,) * (size * size), 0,
+        options = self.with_defaults(options)
+        size = options["size"]
+        return TwoDragonsState(size, options["dragons"], (EMPTY,) * (size * size), 0,
                                (False, False), None)
 
     def parse_move(self, text: str, state: TwoDragonsState):
@@ -213,7 +212,7 @@ class TwoDragons(TurnBased):
         white, black = self.scores(state)
         winner = 0 if white > black else 1
         reason = f"the {state.dragons} biggest dragons" + (" (a tie goes to Black)" if white == black else "")
-        return Outcome(winner, reason, f"White {white}, Black {black}")
+        return Outcome(winner, reason, f"White {white}, Black {black}", "score", abs(white - black))
 
     def legal_moves(self, state: TwoDragonsState) -> list:
         if state.outcome:

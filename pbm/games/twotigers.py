@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .base import IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register, reject_unknown_options
+from .base import GameInfo, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
 
 SIZE = 5
 GOATS, TIGERS = 0, 1
@@ -79,12 +79,10 @@ class TwoTigersState:
 
 
 class TwoTigers(TurnBased):
-    name = "twotigers"
-    title = "Two Tigers"
-    sides = ("Goats", "Tigers")
+    info = GameInfo(name="twotigers", title="Two Tigers", sides=("Goats", "Tigers"))
 
     def parse_options(self, raw: dict[str, str]) -> dict:
-        reject_unknown_options(raw, set(), self.title)
+        self.info.parse_options(raw)  # refuses every option: the game has none
         return {}
 
     def initial_state(self, options: dict) -> TwoTigersState:
@@ -181,18 +179,18 @@ class TwoTigers(TurnBased):
     def _judge(self, state: TwoTigersState) -> TwoTigersState:
         position = (state.board, state.turn)
         if position in state.seen_twice:
-            return replace(state, outcome=Outcome(None, "the same position occurred a third time"))
+            return replace(state, outcome=Outcome(None, "the same position occurred a third time", kind="repetition"))
         if position in state.seen_once:
             state = replace(state, seen_twice=state.seen_twice | {position})
         else:
             state = replace(state, seen_once=state.seen_once | {position})
         if state.goats < FEWEST_GOATS:
             return replace(state, outcome=Outcome(TIGERS, f"only {state.goats} goats are left, too few "
-                                                           "to trap the tigers"))
+                                                           "to trap the tigers", kind="capture"))
         if not self._moves(state, state.turn):
             if state.turn == TIGERS:
-                return replace(state, outcome=Outcome(GOATS, "both tigers are trapped"))
-            return replace(state, outcome=Outcome(TIGERS, "the goats cannot move"))
+                return replace(state, outcome=Outcome(GOATS, "both tigers are trapped", kind="blocked"))
+            return replace(state, outcome=Outcome(TIGERS, "the goats cannot move", kind="blocked"))
         return state
 
     def _moves(self, state: TwoTigersState, side: int) -> list[tuple[int, ...]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from flask import Flask, jsonify, render_template, request
 
 from ..config import load_settings
-from ..play import Server
+from ..service import Service
 
 
 def _secret_key(settings) -> str:
@@ -33,7 +33,7 @@ def create_app(overrides: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=settings.max_message_bytes + 256 * 1024,
         PBM_SETTINGS=settings,
     )
-    app.extensions["pbm"] = Server(settings)
+    app.extensions["pbm"] = Service(settings)
 
     from .inbound import bp as inbound_bp
     from .pages import bp as pages_bp

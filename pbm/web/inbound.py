@@ -4,8 +4,8 @@ Accepted forms: the raw RFC 5322 message as the body, a form field
 ``email`` (or Mailgun's ``body-mime``) holding it, or Mailgun's parsed
 fields. Answers 200 with the result once it is committed; 401/403 for a
 missing or wrong secret or signature, 413 for a message over the limit,
-400 for a request that holds no message, 503 when the server should be
-retried later.
+400 for a request that holds no message or no usable mail; the codes for
+each result come from ``pbm.service.errors.ANSWERS``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from email.message import EmailMessage
 from email.utils import formatdate
 
 from flask import Blueprint, abort, current_app, jsonify, request
-from sqlalchemy.exc import OperationalError
 
-from ..mail.inbound import MalformedMail
 
 bp = Blueprint("inbound", __name__)
 
@@ -115,11 +113,5 @@ def inbound_email():
         abort(400, "The request holds no message.")
     if len(raw) > limit:
         abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
-    try:
-        result = server.handle_raw(raw, envelope)
-    except MalformedMail as error:
-        abort(400, f"The message could not be used: {error}.")
-    except OperationalError:
-        current_app.logger.exception("database unavailable")
-        return jsonify(status="error", board=None, error="The server is busy; try again later."), 503
-    return jsonify(result.to_json())
+    result = server.handle_raw(raw, envelope)
+    return jsonify(result.to_json()), result.answer.http

@@ -92,7 +92,7 @@ def board_record(board_id: int):
     with reading(_server().engine) as session:
         board = _board_or_404(session, board_id)
         game = get_game(board.game)
-        if not hasattr(game, "game_record"):
+        if game.info.record_format != "sgf":
             abort(404, f"Board {board_id} is {game.title}, which has no SGF record.")
         _, mime, data = game_record(game, board, load_players(session, board), load_records(session, board))
     return Response(data, mimetype=mime,

@@ -206,7 +206,7 @@ def test_a_six_tile_loop_wins():
     last_cell, last_orientation = ring[-1]
     state = state_of(ring[:-1], turn=0)
     won = play(state, f"{state.name(last_cell)}:{last_orientation}")
-    assert won.outcome == Outcome(0, "a loop of 6 O tiles")
+    assert won.outcome == Outcome(0, "a loop of 6 O tiles", kind="loop")
 
 
 def test_auto_moves_closing_the_opponents_loop_make_the_opponent_win():
@@ -216,7 +216,7 @@ def test_auto_moves_closing_the_opponents_loop_make_the_opponent_win():
     after = play(state, "1ne:F4")  # X's move makes the N cell a gap with one fit: O's loop closes
     assert after.last == (6, 7) and after.tiles[6] == (0, -1, orient("F3"))
     # The ring of six and tile 1's O region: the longest O loop runs through 7 tiles.
-    assert after.outcome == Outcome(0, "a loop of 7 O tiles")
+    assert after.outcome == Outcome(0, "a loop of 7 O tiles", kind="loop")
 
 
 def test_both_colours_loop_at_once_longest_wins_equal_draws():
@@ -224,26 +224,26 @@ def test_both_colours_loop_at_once_longest_wins_equal_draws():
              ((0, -1), "F3"), ((1, -1), "F4")]  # ring of six plus tile 1: a 7-tile O loop
     x_ring = ring_around({(0, 0)}, "x", shift=(10, 0))
     longer = state_of(seven + x_ring)
-    assert DRAGONS._judge(longer, {1, len(seven)}) == Outcome(0, "a loop of 7 O tiles")
+    assert DRAGONS._judge(longer, {1, len(seven)}) == Outcome(0, "a loop of 7 O tiles", kind="loop")
     equal = state_of(ring_around({(0, 0)}, "o") + x_ring)
-    assert DRAGONS._judge(equal, {0, 6}) == Outcome(None, "both colours closed loops of 6 tiles")
+    assert DRAGONS._judge(equal, {0, 6}) == Outcome(None, "both colours closed loops of 6 tiles", kind="loop")
     # Turning every tile half round swaps its colours: the same seven tiles loop in X.
     x_seven = [(cell, f"{o[0]}{(int(o[1]) + 3) % 6}") for cell, o in seven]
     x_longer = state_of(ring_around({(0, 0)}, "o", shift=(10, 0)) + x_seven)
-    assert DRAGONS._judge(x_longer, {0, 7}) == Outcome(1, "a loop of 7 X tiles")
+    assert DRAGONS._judge(x_longer, {0, 7}) == Outcome(1, "a loop of 7 X tiles", kind="loop")
 
 
 def test_the_pool_running_out_is_a_draw():
     state = play(DRAGONS.initial_state({"num_tiles": 3}), "1ne:F5", "1n:F3")
-    assert state.outcome == Outcome(None, "all 3 tiles were played without a winning loop")
+    assert state.outcome == Outcome(None, "all 3 tiles were played without a winning loop", kind="exhaustion")
 
 
 def test_tantrix_scores_the_best_dragon_doubled_when_closed():
     two = play(DRAGONS.initial_state(DRAGONS.parse_options({"tantrix": "true", "num_tiles": "2"})), "1n:F3")
-    assert two.outcome == Outcome(0, "Tantrix scoring, the best dragon", "O 2, X 1")
+    assert two.outcome == Outcome(0, "Tantrix scoring, the best dragon", "O 2, X 1", "score", 1)
     three = state_of([((0, 0), "F1"), ((1, -1), "F3")], pool=3, tantrix=True)
     closed = play(three, "1se:F5")
-    assert closed.outcome == Outcome(0, "Tantrix scoring, the best dragon", "O 6, X 1")
+    assert closed.outcome == Outcome(0, "Tantrix scoring, the best dragon", "O 6, X 1", "score", 5)
 
 
 def test_tantrix_loops_do_not_end_the_game():

@@ -181,7 +181,7 @@ def test_scoring_with_dead_stones_marked():
     remarked = play(once, "0 mark E3")  # toggled back: confirmations cleared
     assert remarked.dead == frozenset() and remarked.confirmed == frozenset()
     final = play(remarked, "1 mark E3", "1 done", "0 done")
-    assert final.outcome == Outcome(1, "area scoring", "W+15.5 (Black 7, White 22.5)")
+    assert final.outcome == Outcome(1, "area scoring", "W+15.5 (Black 7, White 22.5)", "score", 15.5)
     assert GO.actors(final) == ()
 
 

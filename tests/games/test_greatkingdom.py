@@ -54,7 +54,7 @@ def test_siege_destroys_an_enemy_castle_and_wins_at_once():
         . . . . .
         . . . . .""", turn=1)
     after = play(state, "b3")
-    assert after.outcome == Outcome(1, "siege: Orange destroyed B4")
+    assert after.outcome == Outcome(1, "siege: Orange destroyed B4", kind="siege")
     assert rows(after)[:2] == ["o O . . .", "O * O . ."]  # A5 is now Orange land
     with pytest.raises(IllegalMoveError, match="over"):
         play(after, "e1")
@@ -80,7 +80,7 @@ def test_enemy_castles_are_checked_first_so_a_double_siege_wins_for_the_placer()
         . . . . .
         . . . . .""", turn=1)
     after = play(state, "b5")
-    assert after.outcome == Outcome(1, "siege: Orange destroyed A5")
+    assert after.outcome == Outcome(1, "siege: Orange destroyed A5", kind="siege")
     assert rows(after)[:2] == ["* O O B .", "O B B . ."]
 
 
@@ -149,7 +149,7 @@ def test_two_passes_blue_needs_three_more_points():
     blue, orange = GK.scores(state)
     assert (blue, orange) == (9, 12)
     ended = play(state, "pass", "pass")
-    assert ended.outcome == Outcome(1, "territory after two passes (Blue needs 3 more)", "Blue 9, Orange 12")
+    assert ended.outcome == Outcome(1, "territory after two passes (Blue needs 3 more)", "Blue 9, Orange 12", "score", -3)
     state = position("""
         . . . . B O . . .
         . . . . B O . . .

@@ -103,7 +103,7 @@ def test_after_one_pass_the_other_moves_alone_until_passing():
     state = play(state, "H9", "G9")  # Black twice in a row
     assert state.turn == 1 and state.outcome is None
     ended = play(state, "pass")
-    assert ended.outcome == Outcome(1, "the 2 biggest dragons", "White 1, Black 3")
+    assert ended.outcome == Outcome(1, "the 2 biggest dragons", "White 1, Black 3", "score", 2)
     assert TD.legal_moves(ended) == []
 
 
@@ -116,7 +116,7 @@ def test_score_counts_the_n_biggest_dragons_and_ties_go_to_black():
         . . . . X""", turn=0)
     assert TD.scores(state) == (4, 4)
     tie = play(state, "pass", "pass")
-    assert tie.outcome == Outcome(1, "the 2 biggest dragons (a tie goes to Black)", "White 4, Black 4")
+    assert tie.outcome == Outcome(1, "the 2 biggest dragons (a tie goes to Black)", "White 4, Black 4", "score", 0)
     three = replace(state, dragons=3)
     assert TD.scores(three) == (4, 5)
 

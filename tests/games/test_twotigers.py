@@ -113,7 +113,7 @@ def test_both_tigers_trapped_by_exactly_seven_goats():
                      ("a1", "b1"), GOATS)
     assert state.goats == 7
     trapped = play(state, "d2-d1")
-    assert trapped.outcome == Outcome(GOATS, "both tigers are trapped")
+    assert trapped.outcome == Outcome(GOATS, "both tigers are trapped", kind="blocked")
     assert TT.legal_moves(trapped) == []
 
 
@@ -122,7 +122,7 @@ def test_fewer_than_seven_goats_lose():
     assert state.goats == 7
     assert play(state, "c3-d3").outcome is None  # a step takes nothing
     won = play(state, "c3-a1")
-    assert won.outcome == Outcome(TIGERS, "only 6 goats are left, too few to trap the tigers")
+    assert won.outcome == Outcome(TIGERS, "only 6 goats are left, too few to trap the tigers", kind="capture")
 
 
 def test_goats_without_a_move_lose():
@@ -130,7 +130,7 @@ def test_goats_without_a_move_lose():
     state = position(full, ("c4", "c5"), GOATS)
     assert TT.legal_moves(state) == []
     judged = TT._judge(state)
-    assert judged.outcome == Outcome(TIGERS, "the goats cannot move")
+    assert judged.outcome == Outcome(TIGERS, "the goats cannot move", kind="blocked")
 
 
 def test_threefold_repetition_draws():
@@ -141,4 +141,4 @@ def test_threefold_repetition_draws():
     state = play(state, *cycle[:3])
     assert state.outcome is None
     drawn = play(state, cycle[3])
-    assert drawn.outcome == Outcome(None, "the same position occurred a third time")
+    assert drawn.outcome == Outcome(None, "the same position occurred a third time", kind="repetition")

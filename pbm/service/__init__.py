@@ -1,0 +1,120 @@
+"""The service: every door (``pbm ingest``, the webhook, the SMTP listener, the play
+page, the scheduler) calls one of these few methods, each of which runs its work
+through the one unit of work (``unit.run``).
+
+Module map: ``inbound`` reads a mail into command lines; ``handlers`` is the
+table of commands; ``accounts``, ``boards`` (the only writer of the move log),
+``queries`` (read-only), ``deadlines``; ``letters`` + ``templates/`` write every
+mail; ``errors`` maps what went wrong to each door's answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlmodel import select
+
+from ..config import Settings
+from ..db import make_engine, reading
+from ..mail.inbound import InboundMail, MalformedMail, parse_mail
+from ..models import InboundMessage
+from . import boards, deadlines, inbound
+from .errors import PlayerError, Result, Status
+from .unit import Unit, run
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Service", "Result", "Status", "PlayerError"]
+
+
+class Service:
+    """The play-by-mail service over one database and one set of settings."""
+
+    def __init__(self, settings: Settings, engine=None):
+        self.settings = settings
+        self.engine = engine or make_engine(settings.database_url)
+
+    def handle_raw(self, raw: bytes, envelope_recipients: list[str] | None = None,
+                   now: datetime | None = None) -> Result:
+        """Handle one raw RFC 5322 message (callers check the size limit first).
+        Never raises: what went wrong is the result's status."""
+        try:
+            mail = parse_mail(raw, envelope_recipients)
+        except MalformedMail as error:
+            return Result(Status.MALFORMED, error=f"The message could not be used: {error}.")
+        try:
+            return self.handle(mail, now)
+        except DBAPIError as error:
+            log.warning("database unavailable for %s: %s", mail.message_id, error.__class__.__name__)
+        except Exception:
+            log.exception("handling %s failed", mail.message_id)
+        return Result(Status.RETRY, error="The server is busy; try again later.")
+
+    def _seen(self, message_id: str) -> bool:
+        with reading(self.engine) as session:
+            return session.exec(select(InboundMessage.id).where(
+                InboundMessage.message_id == message_id)).first() is not None
+
+    def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
+        """Answer one parsed mail in one unit of work; a repeated Message-ID is a duplicate."""
+        if self._seen(mail.message_id):
+            return Result(Status.DUPLICATE)
+        request = None if mail.automatic else inbound.read(mail, self.settings)
+
+        def work(unit: Unit) -> Result:
+            record = InboundMessage(message_id=mail.message_id, sender=mail.sender[:320],
+                                    subject=mail.subject[:500], status="pending", received_at=unit.now)
+            unit.session.add(record)
+            unit.session.flush()  # a concurrent twin fails here, before any work
+            if request is None:
+                log.info("ignored automatic mail %s from %s (%s)", mail.message_id, mail.sender, mail.automatic)
+                record.status, record.error = Status.IGNORED.value, mail.automatic
+                return Result(Status.IGNORED)
+            request.errors.clear()  # a retried unit answers afresh
+            inbound.answer(unit, request)
+            status = Status.REJECTED if request.errors else Status.APPLIED
+            board_id = unit.board.id if unit.board is not None else _last_board(unit)
+            record.status, record.error, record.board_id = status.value, " ".join(request.errors) or None, board_id
+            return Result(status, board_id, record.error)
+
+        try:
+            return run(self.engine, self.settings, work, now=now, mail=mail)
+        except IntegrityError:
+            if self._seen(mail.message_id):
+                return Result(Status.DUPLICATE)
+            raise
+
+    def play_by_token(self, token: str, move_text: str, comment: str = "", number: int | None = None,
+                      now: datetime | None = None) -> Result:
+        """A move from a player's private web page (the token is the credential)."""
+        def work(unit: Unit) -> Result:
+            board, seat = boards.by_token(unit.session, token)
+            if board is None:
+                return Result(Status.REJECTED, None, "This private link is not valid.")
+            unit.board = board
+            boards.play(unit, board, seat, move_text, comment, number)
+            return Result(Status.APPLIED, board.id)
+
+        try:
+            return run(self.engine, self.settings, work, now=now)
+        except PlayerError as error:
+            with reading(self.engine) as session:
+                board, _ = boards.by_token(session, token, lock=False)
+            return Result(Status.REJECTED, board.id if board else None, str(error))
+
+    def send_reminders(self, now: datetime | None = None) -> int:
+        return deadlines.send_reminders(self.engine, self.settings, now)
+
+    def expire_boards(self, now: datetime | None = None) -> int:
+        return deadlines.expire_boards(self.engine, self.settings, now)
+
+    def rebuild(self) -> list[str]:
+        """Replay every board's log into its cache; a line per board that differed."""
+        return boards.rebuild(self.engine, self.settings)
+
+
+def _last_board(unit: Unit) -> int | None:
+    """The board a mail's last successful command created or changed, if any."""
+    return next(reversed(unit.changed), None) if unit.changed else None

@@ -1,0 +1,228 @@
+"""Boards: the only writer of the move log and of the board's cached state.
+
+Every change to a board (a move, a forced move the server plays, a pass, a
+resignation, an expiry or cancellation, a new round) goes through ``append``,
+which adds the log entry and brings the cached state, the turn and the
+deadlines up to date in the same transaction. ``rebuild`` replays every log
+into its cache and reports what differed.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import timedelta
+
+from sqlalchemy import or_
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from ..boardview import BoardView, ending, load_players, replay, log_entries, load_records
+from ..config import Settings
+from ..db import reading
+from ..games import Game, MoveError, Outcome, get_game
+from ..models import Board, MoveRecord, Player
+from . import letters
+from .errors import PlayerError
+from .unit import Unit, run
+
+STATE_VERSION = 1  # the version of the stored state JSON ("version" key)
+MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
+MAX_FORCED = 20  # forced moves played in a row at most (a guard; games need two or three)
+TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def new_token() -> str:
+    return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(20))
+
+
+def stored(game: Game, state) -> dict:
+    """The state as the board caches it: the game's JSON plus its version."""
+    return {**game.to_json(state), "version": STATE_VERSION}
+
+
+def current_state(game: Game, board: Board):
+    data = board.state
+    if data.get("version", 1) > STATE_VERSION:
+        raise ValueError(f"board {board.id} was stored by a newer pbm (state version {data['version']})")
+    return game.from_json(data)
+
+
+def new_board(unit: Unit, game: Game, options: dict, seats: tuple[Player, Player], nag: float,
+              expire: float) -> Board:
+    state = game.initial_state(options)
+    board = Board(game=game.name, options=options, seat0_id=seats[0].id, seat1_id=seats[1].id,
+                  token0=new_token(), token1=new_token(), state=stored(game, state),
+                  to_move=game.to_move(state), nag_days=nag, expire_days=expire, created_at=unit.now,
+                  last_move_at=unit.now, nag_due_at=unit.now + timedelta(days=nag),
+                  expire_due_at=unit.now + timedelta(days=expire))
+    unit.session.add(board)
+    unit.session.flush()
+    unit.board = board
+    unit.board_changed(board)
+    return board
+
+
+def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
+    """The board, locked for this transaction; PlayerError when there is none or it
+    is another game's. Errors from here on name this board."""
+    board = unit.session.exec(select(Board).where(Board.id == board_id).with_for_update()).first()
+    if board is None:
+        raise PlayerError(f"There is no board {board_id}.", "<game> games")
+    unit.board = board
+    if game_name and game_name != board.game:
+        raise PlayerError(f"Board {board.id} is a {get_game(board.game).title} board, not "
+                          f"{get_game(game_name).title}.")
+    return board
+
+
+def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board | None, int]:
+    """The board and seat of a private token, or (None, 0); locked unless ``lock`` is False."""
+    query = select(Board).where(or_(Board.token0 == token, Board.token1 == token))
+    board = session.exec(query.with_for_update() if lock else query).first()
+    if board is None:
+        return None, 0
+    return board, 0 if board.token0 == token else 1
+
+
+def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
+           outcome: Outcome | None, comment: str = "") -> MoveRecord:
+    """Add one entry to the board's log and update its cache, turn and deadlines."""
+    if len(comment) > MAX_COMMENT:
+        comment = comment[:MAX_COMMENT].rstrip() + "\n[... the rest was cut]"
+    record = MoveRecord(board_id=board.id, number=board.move_count + 1, seat=seat, kind=kind, text=text,
+                        comment=comment, created_at=unit.now)
+    unit.session.add(record)
+    board.state = stored(game, state)
+    board.move_count = record.number
+    board.last_move_at = unit.now
+    if outcome is not None:
+        board.status, board.outcome, board.to_move = "finished", outcome.to_json(), None
+        board.nag_due_at = board.expire_due_at = None
+    else:
+        board.to_move = game.to_move(state)
+        board.nag_due_at = unit.now + timedelta(days=board.nag_days)
+        board.expire_due_at = unit.now + timedelta(days=board.expire_days)
+        board.nagged_at = None
+    unit.session.add(board)
+    unit.board_changed(board)
+    return record
+
+
+def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", number: int | None = None) -> None:
+    """``seat`` plays ``text`` (a move, ``resign`` or ``newround``) on a locked board;
+    forced replies follow; both players get the board mail. PlayerError otherwise."""
+    game = get_game(board.game)
+    players = load_players(unit.session, board)
+    text = text.strip()
+    if text.lower() == "newround":
+        new_round(unit, board, seat, players)
+        return
+    if board.status != "active":
+        view = BoardView.current(board, players, [])
+        raise PlayerError(f"Board {board.id} is finished ({view.status_line()}); no more moves can be made.")
+    expected = board.move_count + 1
+    if number is not None and number != expected:
+        raise PlayerError(f"You sent move #{number}, but the next move on board {board.id} is "
+                          f"#{expected}; the board changed since you looked.")
+    state = current_state(game, board)
+    if text.lower() == "resign":
+        record = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
+                        outcome=ending(game, "resign", seat), comment=comment)
+        letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
+        return
+    if seat not in game.actors(state):
+        turn = game.to_move(state)
+        raise PlayerError(f"It is not your turn on board {board.id}: it is {players[turn].userid}'s "
+                          f"turn ({game.sides[turn]}).")
+    try:
+        move = game.parse_move(text, state)
+        state = game.apply(state, seat, move)
+    except MoveError as error:
+        raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")") from None
+    record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
+                    outcome=game.outcome(state), comment=comment)
+    forced = play_forced(unit, board, game, state, players)
+    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced)
+
+
+def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[str]:
+    """While the rules leave the side to move exactly one move, play it for them
+    (logged as ``auto``); returns a sentence for each."""
+    sentences: list[str] = []
+    while game.info.forced_moves and board.status == "active" and len(sentences) < MAX_FORCED:
+        actors = game.actors(state)
+        moves = game.legal_moves(state) if len(actors) == 1 else []
+        if len(moves) != 1:
+            break
+        seat, move = actors[0], moves[0]
+        state = game.apply(state, seat, move)
+        text = game.format_move(move)
+        append(unit, board, game, kind="auto", seat=seat, text=text, state=state, outcome=game.outcome(state))
+        sentences.append(f"{players[seat].userid} had no other move: the server played {text} for them "
+                         f"(move {board.move_count}).")
+    return sentences
+
+
+def end(unit: Unit, board: Board, kind: str, seat: int | None) -> Outcome:
+    """End an active board without a move: ``forfeit``, ``cancel`` or ``expire``."""
+    game = get_game(board.game)
+    outcome = ending(game, kind, seat)
+    append(unit, board, game, kind=kind, seat=seat, text=kind, state=current_state(game, board),
+           outcome=outcome)
+    return outcome
+
+
+def new_round(unit: Unit, board: Board, seat: int, players) -> None:
+    """``newround`` on a finished board: when both players asked, a fresh board starts
+    with the same players, sides and options."""
+    game = get_game(board.game)
+    if board.status == "active":
+        raise PlayerError(f"Board {board.id} is still being played; a new round can start once it is over.")
+    if board.next_board_id is not None:
+        raise PlayerError(f"The new round of board {board.id} has already started as board "
+                          f"{board.next_board_id}.")
+    board.newround_votes |= 1 << seat
+    unit.session.add(board)
+    if board.newround_votes != 0b11:
+        for other, player in enumerate(players):
+            letters.send(unit, player.email, "newround_asked", board=board,
+                         reply_to=letters.player_reply_to(unit, board, other), game=game,
+                         asker=players[seat].userid)
+        return
+    new = new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
+    board.next_board_id = new.id
+    letters.board_mails(unit, new, players, occasion="newround", previous=board.id)
+
+
+def rebuild(engine: Engine, settings: Settings) -> list[str]:
+    """Replay every board's log into its cached state; returns a line for each board
+    whose cache differed (and was corrected)."""
+    with reading(engine) as session:
+        ids = session.exec(select(Board.id).order_by(Board.id)).all()
+    report: list[str] = []
+
+    def one(unit: Unit, board_id: int) -> None:
+        board = unit.session.exec(select(Board).where(Board.id == board_id).with_for_update()).one()
+        game = get_game(board.game)
+        records = load_records(unit.session, board)
+        state, outcome = replay(game, board.options, log_entries(records))
+        right = {"state": json.loads(json.dumps(stored(game, state))),
+                 "move_count": len(records),
+                 "status": "finished" if outcome is not None else "active",
+                 "to_move": None if outcome is not None else game.to_move(state),
+                 "outcome": outcome.to_json() if outcome is not None else None}
+        cached = {"state": {**board.state, "version": board.state.get("version", STATE_VERSION)},
+                  "move_count": board.move_count, "status": board.status, "to_move": board.to_move,
+                  "outcome": Outcome.from_json(board.outcome).to_json() if board.outcome else None}
+        wrong = [name for name in right if right[name] != cached[name]]
+        if wrong:
+            for name in wrong:
+                setattr(board, name, right[name])
+            unit.session.add(board)
+            unit.board_changed(board)
+            report.append(f"board {board.id}: {', '.join(wrong)} differed from the log; corrected")
+
+    for board_id in ids:
+        run(engine, settings, lambda unit, board_id=board_id: one(unit, board_id))
+    return report

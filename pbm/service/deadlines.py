@@ -1,0 +1,85 @@
+"""Deadlines: reminders to the player to move, and expiry of idle boards.
+
+Each sweep finds the due boards, then claims each one in its own unit of work
+with a conditional UPDATE, so running a sweep twice, late, or from two
+processes at once sends nothing twice.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from ..boardview import load_players
+from ..config import Settings
+from ..db import reading
+from ..models import Board, MoveRecord, utcnow
+from . import boards, letters
+from .unit import Unit, run
+
+
+def _started(unit: Unit, board: Board) -> bool:
+    """Both players have made a move of their own."""
+    movers = set(unit.session.exec(select(MoveRecord.seat).where(
+        MoveRecord.board_id == board.id, MoveRecord.kind == "move")).all())
+    return movers >= {0, 1}
+
+
+def _claim(unit: Unit, board_id: int, condition, values: dict) -> Board | None:
+    claimed = unit.session.execute(
+        Board.__table__.update().where(Board.id == board_id, Board.status == "active", condition)
+        .values(version=Board.version + 1, **values))
+    if claimed.rowcount != 1:
+        return None
+    board = unit.session.get(Board, board_id)
+    unit.session.refresh(board)
+    unit.board = board
+    return board
+
+
+def _due(engine: Engine, condition) -> list[int]:
+    with reading(engine) as session:
+        return list(session.exec(select(Board.id).where(Board.status == "active", condition)).all())
+
+
+def send_reminders(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
+    """Remind the player to move on every board past its nag time, once per idle spell."""
+    now = now or utcnow()
+    due = (Board.nag_due_at <= now) & Board.nagged_at.is_(None)
+
+    def remind(unit: Unit, board_id: int) -> bool:
+        board = _claim(unit, board_id, due, {"nagged_at": now})
+        if board is None:
+            return False
+        deadline = board.expire_due_at.strftime("%Y-%m-%d %H:%M UTC")
+        if board.to_move is not None:
+            seats, occasion = (board.to_move,), "reminder" if _started(unit, board) else "reminder-unstarted"
+        else:  # both may act (Go's scoring): remind both
+            seats, occasion = (0, 1), "reminder-both"
+        letters.board_mails(unit, board, load_players(unit.session, board), seats=seats, occasion=occasion,
+                            deadline=deadline, auto="auto-generated")
+        return True
+
+    return sum(run(engine, settings, lambda unit, i=i: remind(unit, i), now=now) for i in _due(engine, due))
+
+
+def expire_boards(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
+    """End every board past its expiry: the player to move forfeits a started game,
+    a game that never started (not both players have moved) is cancelled."""
+    now = now or utcnow()
+    due = Board.expire_due_at <= now
+
+    def expire(unit: Unit, board_id: int) -> bool:
+        board = _claim(unit, board_id, due, {})
+        if board is None:
+            return False
+        seat = board.to_move
+        kind = "cancel" if not _started(unit, board) else "forfeit" if seat is not None else "expire"
+        boards.end(unit, board, kind, seat if kind == "forfeit" else None)
+        letters.board_mails(unit, board, load_players(unit.session, board), occasion="expired",
+                            auto="auto-generated")
+        return True
+
+    return sum(run(engine, settings, lambda unit, i=i: expire(unit, i), now=now) for i in _due(engine, due))

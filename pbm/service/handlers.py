@@ -1,0 +1,76 @@
+"""The typed table of commands: each verb of ``pbm.commands`` -> its handler.
+
+A handler takes the unit of work, the parsed ``Command`` and the comment (the
+rest of the mail), and either does its work (queueing mails) or raises a
+``PlayerError``. Handlers that change boards go through ``boards``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..commands import USAGE, Command
+from ..games import REGISTRY, get_game
+from ..models import Player
+from . import accounts, boards, letters, queries
+from .errors import PlayerError
+from .unit import Unit
+
+Handler = Callable[[Unit, Command, str], None]
+
+
+def help_(unit: Unit, command: Command, comment: str) -> None:
+    if command.game:
+        letters.send(unit, unit.mail.sender, "game_help", game=get_game(command.game))
+    else:
+        letters.send(unit, unit.mail.sender, "help", games=[REGISTRY[name] for name in sorted(REGISTRY)])
+
+
+def challenge(unit: Unit, command: Command, comment: str) -> None:
+    game = get_game(command.game)
+    challenger = accounts.by_address(unit.session, unit.mail.sender)
+    if challenger is None or challenger.invited:
+        raise PlayerError("Only players with an account can challenge; sign up first with: "
+                          "signup <userid> <password>", USAGE["signup"])
+    seats: tuple[Player, Player] = tuple(accounts.resolve(unit, name) for name in command.args)
+    if seats[0].id == seats[1].id:
+        raise PlayerError("A game needs two different players.", USAGE["challenge"])
+    if challenger.id not in (seats[0].id, seats[1].id):
+        raise PlayerError(f"You ({challenger.userid}) can only start games you play in yourself.",
+                          USAGE["challenge"])
+    options = game.parse_options(command.options)
+    nag = command.timing.get("nagtime", unit.settings.nag_days)
+    expire = command.timing.get("expiretime", unit.settings.expire_days)
+    if nag >= expire:
+        raise PlayerError(f"The reminder (--nagtime={nag:g}) must come before the expiry "
+                          f"(--expiretime={expire:g}).", USAGE["challenge"])
+    board = boards.new_board(unit, game, options, seats, nag, expire)
+    letters.board_mails(unit, board, seats, occasion="new", challenger=challenger.userid,
+                        invited=frozenset(p.id for p in seats if p.invited))
+
+
+def move(unit: Unit, command: Command, comment: str) -> None:
+    board = boards.lock(unit, command.board, command.game)
+    player = accounts.authenticate(unit.session, command.userid, command.password, USAGE["move"])
+    seat = board.seat_of(player.id)
+    if seat is None:
+        raise PlayerError(f"{player.userid} is not a player on board {board.id}.")
+    boards.play(unit, board, seat, command.move, comment, command.number)
+
+
+def multiple(unit: Unit, command: Command, comment: str) -> None:
+    raise PlayerError("'multiple' goes in the subject, with one command per line in the body.", USAGE["help"])
+
+
+HANDLERS: dict[str, Handler] = {
+    "help": help_,
+    "signup": accounts.signup,
+    "change_password": accounts.change_password,
+    "change_address": accounts.change_address,
+    "challenge": challenge,
+    "move": move,
+    "show": queries.show,
+    "history": queries.history,
+    "games": queries.games,
+    "multiple": multiple,
+}

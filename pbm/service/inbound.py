@@ -1,0 +1,141 @@
+"""A mail -> the command lines it holds, and running them.
+
+``read`` does the reading (reply tag, subject or body, ``multiple``) before
+any transaction is open; ``answer`` runs the lines inside the unit of work,
+each guarded: a player's mistake becomes one error mail and undoes only that
+command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, match_word, parse_command
+from ..config import Settings
+from ..games import MoveError, OptionError, get_game, game_names
+from ..mail.inbound import InboundMail, find_reply_tag, split_command, visible_reply
+from ..models import Player
+from . import boards, letters
+from .errors import PlayerError
+from .handlers import HANDLERS
+from .unit import Unit
+
+MAX_COMMANDS = 50  # lines one 'multiple' mail may hold
+REPLY_COMMANDS = ("help", "show", "history", "games")  # words a reply may send instead of a move
+
+
+@dataclass
+class Request:
+    """What one mail asks for: a reply to a board mail (``tag``) with its line, or
+    command lines; ``refusal`` when the mail is refused as a whole."""
+
+    tag: tuple[int, str] | None
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (command line, comment)
+    refusal: PlayerError | None = None
+    errors: list[str] = field(default_factory=list)  # filled while answering
+
+
+def _is_multiple(line: str) -> bool:
+    words = line.split()
+    try:
+        return bool(words) and match_word(words[0], GLOBAL_VERBS, "command") == "multiple"
+    except CommandError:
+        return False
+
+
+def read(mail: InboundMail, settings: Settings) -> Request:
+    """The command lines of ``mail`` (no database needed)."""
+    body = visible_reply(mail.body)
+    tag = find_reply_tag(mail.recipients, settings.server_local_part)
+    if tag is not None:
+        line, comment = split_command(body)
+        if not line and not mail.is_reply_subject:
+            line = mail.subject
+        return Request(tag, [(line, comment)])
+    subject = mail.subject.strip()
+    if subject and not mail.is_reply_subject:
+        line, comment = subject, body
+    else:
+        line, comment = split_command(body)
+    if not _is_multiple(line):
+        return Request(None, [(line, comment)])
+    lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
+    if not lines:
+        return Request(None, refusal=PlayerError("A 'multiple' mail needs one command per line in its body.",
+                                                 USAGE["help"]))
+    if len(lines) > MAX_COMMANDS:
+        return Request(None, refusal=PlayerError(
+            f"A 'multiple' mail may hold at most {MAX_COMMANDS} commands, and this one holds {len(lines)}; "
+            "nothing was done.", "the commands in several mails"))
+    return Request(None, [(one, "") for one in lines])
+
+
+def answer(unit: Unit, request: Request) -> None:
+    """Run every line of the request, each on its own savepoint."""
+    if request.refusal is not None:
+        _refuse(unit, request, request.refusal, None)
+        return
+    for line, comment in request.lines:
+        if request.tag is not None:
+            _guarded(unit, request, line, lambda: _reply(unit, request.tag, line, comment))
+        else:
+            _guarded(unit, request, line, lambda: _command(unit, line, comment))
+
+
+def _command(unit: Unit, line: str, comment: str) -> None:
+    if not line:
+        raise PlayerError("The message holds no command: the subject is empty and so is the body.", "help")
+    command = parse_command(line)
+    HANDLERS[command.verb](unit, command, comment)
+
+
+def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
+    """A reply to a board mail: the player's move, or one of REPLY_COMMANDS about the board."""
+    board_id, token = tag
+    board, seat = boards.by_token(unit.session, token)
+    if board is None or board.id != board_id:
+        raise PlayerError(f"The address you replied to does not belong to board {board_id} or any other "
+                          "board; reply to your latest board mail, or use the move command.", USAGE["move"])
+    unit.board = board
+    player = unit.session.get(Player, board.player_id(seat))
+    if player.email != unit.mail.sender:
+        raise PlayerError(f"This reply address belongs to {player.userid} on board {board.id}; only "
+                          f"{player.userid}'s registered address may use it, and yours is "
+                          f"{unit.mail.sender}.", USAGE["move"])
+    if not line:
+        raise PlayerError("Your reply holds no move: write the move on the first line.",
+                          "a move such as D4, pass or resign")
+    word = line.split()[0].lower()
+    if word in REPLY_COMMANDS and len(line.split()) == 1:
+        verb = word
+        HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
+                                     userid=player.userid if verb == "games" else None), "")
+        return
+    boards.play(unit, board, seat, line, comment)
+
+
+def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
+    outbox, changed = len(unit.outbox), dict(unit.changed)
+    unit.board = None
+    try:
+        with unit.session.begin_nested():
+            action()
+    except (PlayerError, CommandError, MoveError, OptionError) as error:
+        del unit.outbox[outbox:]  # rolled back with the savepoint
+        unit.changed = changed
+        _refuse(unit, request, error, line)
+
+
+def _refuse(unit: Unit, request: Request, error: Exception, line: str | None) -> None:
+    request.errors.append(str(error))
+    game = get_game(unit.board.game) if unit.board is not None else _game_of_line(line)
+    letters.error_mail(unit, str(error), getattr(error, "usage", None), unit.board, game)
+
+
+def _game_of_line(line: str | None):
+    """The game a failed command line names (for the error mail's subject), if any."""
+    words = (line or "").split()
+    if not words:
+        return None
+    found = [name for name in game_names() if name.startswith(words[0].lower())]
+    return get_game(found[0]) if len(found) == 1 else None

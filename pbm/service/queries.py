@@ -1,0 +1,73 @@
+"""Read-only commands: show, history, games. They change nothing but the outbox."""
+
+from __future__ import annotations
+
+from sqlalchemy import or_
+from sqlmodel import select
+
+from ..boardview import BoardView, load_players, load_records
+from ..commands import USAGE, Command
+from ..games import get_game
+from ..models import Board, Player
+from . import letters
+from .errors import PlayerError
+from .unit import Unit
+
+
+def _board(unit: Unit, board_id: int, game_name: str | None) -> Board:
+    board = unit.session.get(Board, board_id)
+    if board is None:
+        raise PlayerError(f"There is no board {board_id}.", USAGE["games"])
+    unit.board = board
+    if game_name and game_name != board.game:
+        raise PlayerError(f"Board {board.id} is a {get_game(board.game).title} board, not "
+                          f"{get_game(game_name).title}.")
+    return board
+
+
+def show(unit: Unit, command: Command, comment: str) -> None:
+    board = _board(unit, command.board, command.game)
+    players = load_players(unit.session, board)
+    records = load_records(unit.session, board)
+    if command.number is not None:
+        if not 0 <= command.number <= board.move_count:
+            raise PlayerError(f"Board {board.id} has moves 0 to {board.move_count}; there is no move "
+                              f"#{command.number}.", USAGE["show"])
+        view = BoardView.at(board, players, records, command.number)
+    else:
+        view = BoardView.current(board, players, records)
+    seat = next((i for i, p in enumerate(players) if p.email == unit.mail.sender), None)
+    letters.send(unit, unit.mail.sender, "show", board=board,
+                 reply_to=letters.player_reply_to(unit, board, seat) if seat is not None else None,
+                 view=view, tail=letters.subject_tail(view), seat=seat)
+
+
+def history(unit: Unit, command: Command, comment: str) -> None:
+    board = _board(unit, command.board, command.game)
+    view = BoardView.current(board, load_players(unit.session, board), load_records(unit.session, board))
+    letters.send(unit, unit.mail.sender, "history", board=board, view=view,
+                 entries=list(zip(view.records, view.move_lines())))
+
+
+def games(unit: Unit, command: Command, comment: str) -> None:
+    s = unit.session
+    query = select(Board).order_by(Board.id)
+    title = "All boards"
+    if command.game:
+        query = query.where(Board.game == command.game)
+        title = f"{get_game(command.game).title} boards"
+    if command.userid:
+        player = s.exec(select(Player).where(Player.userid == command.userid)).first()
+        if player is None:
+            raise PlayerError(f"There is no player called {command.userid}.", USAGE["games"])
+        query = query.where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
+        title += f" of {player.userid}"
+    boards = s.exec(query).all()
+    names = {p.id: p.userid for p in s.exec(select(Player).where(Player.id.in_(
+        {b.seat0_id for b in boards} | {b.seat1_id for b in boards}))).all()} if boards else {}
+    lines = []
+    for b in boards:
+        turn = names[b.player_id(b.to_move)] + " to move" if b.to_move is not None else b.status
+        lines.append(f"{b.id:>5}  {b.game:<13} {names[b.seat0_id]:>12} vs {names[b.seat1_id]:<12} "
+                     f"move {b.move_count:<4} {turn}")
+    letters.send(unit, unit.mail.sender, "games", title=title, lines=lines)

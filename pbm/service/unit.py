@@ -1,0 +1,80 @@
+"""The one unit of work every door uses.
+
+``run(engine, settings, work)`` opens the write transaction, gives ``work`` a
+``Unit`` to act through, retries the whole of it when another writer changed
+the same board first (a version conflict), commits, and only then delivers the
+mails the work queued and publishes the boards it changed to live pages.
+Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
+work rolls everything back and reaches the caller.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from email.message import EmailMessage
+from typing import Callable, TypeVar
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm.exc import StaleDataError
+from sqlmodel import Session
+
+from ..config import Settings
+from ..db import transaction
+from ..mail.inbound import InboundMail
+from ..models import Board, OutboxMail, utcnow
+from ..outbox import deliver_after_commit, queue
+from . import events
+
+T = TypeVar("T")
+ATTEMPTS = 3  # a version conflict is retried this often before it is an error
+
+
+@dataclass
+class Unit:
+    """What one unit of work may touch: the session, the time, the mail it answers
+    (if any), and what it queued for after the commit."""
+
+    session: Session
+    settings: Settings
+    now: datetime
+    mail: InboundMail | None = None
+    outbox: list[OutboxMail] = field(default_factory=list)
+    changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
+    board: Board | None = None  # the board the running command is about (errors name it)
+
+    def queue(self, message: EmailMessage, board_id: int | None) -> None:
+        """Put one composed mail in the outbox, in this transaction."""
+        self.outbox.append(queue(self.session, message, board_id, self.now))
+
+    def board_changed(self, board: Board) -> None:
+        """Tell live pages about this board once the transaction commits."""
+        self.changed[board.id] = board.move_count
+
+
+def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
+        mail: InboundMail | None = None) -> T:
+    """Run ``work`` in one write transaction, retried on a version conflict; deliver
+    its mails and publish its board changes after the commit. Returns what ``work``
+    returns; any exception rolls back and propagates."""
+    now = now or utcnow()
+    for attempt in range(ATTEMPTS):
+        unit = Unit(None, settings, now, mail)  # type: ignore[arg-type]
+        try:
+            with transaction(engine) as session:
+                unit.session = session
+                result = work(unit)
+                session.flush()
+                if unit.changed and engine.dialect.name == "postgresql":
+                    session.execute(text("SELECT pg_notify(:channel, :payload)"),
+                                    {"channel": events.CHANNEL, "payload": json.dumps(unit.changed)})
+        except StaleDataError:
+            if attempt == ATTEMPTS - 1:
+                raise
+            continue
+        deliver_after_commit(engine, settings, unit.outbox)
+        events.publish(unit.changed)
+        return result
+    raise AssertionError("unreachable")
