@@ -1,0 +1,159 @@
+"""Dragons: flat-topped hex tiles with their O and X regions, tile numbers, the
+last move's tile and the tiles it placed automatically, the cells the player
+to move may fill (outlined; a ``data-cell`` hook each on play pages), cells no
+tile can ever fill (greyed), and the previews of the orientations that fit a
+cell.
+
+A tile is drawn as the rules join its edges: the front (``F0``) has its O
+half over edges NW, N, NE and its X half below; the back (``B0``) has an X
+band over the top and an O band below, with a dead-end O tail on the N edge
+and an X tail on the S edge (half discs). ``Fk``/``Bk`` turn it clockwise by
+k x 60 degrees. Every edge is one colour from corner to corner, so matching
+edges meet in one colour.
+"""
+
+from __future__ import annotations
+
+from math import sqrt
+
+from pbm.games.base import MoveError
+from pbm.games.dragons import DRAGONS, ORIENTATIONS, STEP, Cell, DragonsState, fitting
+
+from .svg import INK, caption, document, el, label, num, points
+
+ROOT3 = sqrt(3)
+COLOUR = {"o": "#f0a230", "x": "#2c63b0"}
+HEX = tuple((round(x, 3), round(y, 3)) for x, y in
+            ((1, 0), (0.5, ROOT3 / 2), (-0.5, ROOT3 / 2), (-1, 0), (-0.5, -ROOT3 / 2), (0.5, -ROOT3 / 2)))
+TOP_HALF = "M-1 0L-.5-.866H.5L1 0Z"
+BOTTOM_HALF = "M1 0L.5.866H-.5L-1 0Z"
+N_TAIL = "M-.5-.866A.5 .5 0 0 0 .5-.866Z"
+S_TAIL = "M.5 .866A.5 .5 0 0 0-.5 .866Z"
+MUST = "#b00020"
+DEAD_CELL = "#d4d4d4"
+
+
+def centre(cell: Cell) -> tuple[float, float]:
+    q, r = cell
+    return 1.5 * q, ROOT3 * (r + q / 2)
+
+
+def hexagon(cell: Cell, scale: float = 1.0, **attrs) -> str:
+    x, y = centre(cell)
+    return el("polygon", points=points((x + scale * hx, y + scale * hy) for hx, hy in HEX), **attrs)
+
+
+def tile(cell: Cell, orientation: int, number: int | None = None, **attrs) -> str:
+    """One tile's coloured regions and outline (its number is drawn separately)."""
+    x, y = centre(cell)
+    if orientation < 6:
+        regions = [el("path", d=TOP_HALF, fill=COLOUR["o"]), el("path", d=BOTTOM_HALF, fill=COLOUR["x"])]
+    else:
+        regions = [el("path", d=TOP_HALF, fill=COLOUR["x"]), el("path", d=BOTTOM_HALF, fill=COLOUR["o"]),
+                   el("path", d=N_TAIL, fill=COLOUR["o"]), el("path", d=S_TAIL, fill=COLOUR["x"])]
+    turn = orientation % 6
+    shape = el("g", *regions, transform=f"rotate({60 * turn})") if turn else "".join(regions)
+    outline = el("polygon", points=points(HEX), fill="none", stroke=INK, stroke_width=0.05)
+    return el("g", shape, outline, transform=f"translate({num(x)} {num(y)})",
+              data_tile=number, data_tile_orientation=ORIENTATIONS[orientation], **attrs)
+
+
+def playable_cells(state: DragonsState) -> list[tuple[str, Cell, list[str]]]:
+    """The cells the player to move may fill: canonical name, cell, fitting orientations."""
+    if state.outcome:
+        return []
+    return [(name, DRAGONS.parse_cell(name, state), fits) for name, fits in DRAGONS.playable(state)]
+
+
+def own_tile(state: DragonsState, last_move: str | None) -> int | None:
+    """The number of the tile ``last_move`` placed (the cell before its colon), if any."""
+    if not last_move or ":" not in last_move:
+        return None
+    try:
+        cell = DRAGONS.parse_cell(last_move.split(":")[0], state)
+    except MoveError:
+        return None
+    index = state.at.get(cell)
+    return None if index is None else index + 1
+
+
+def render(state: DragonsState, move_number: int, last_move: str | None, interactive: bool) -> str:
+    playable = playable_cells(state)
+    dead = sorted(cell for cell in state.frontier() if not fitting(state.constraint(cell)))
+    must = bool(state.compulsory()) and not state.outcome
+    cells = [(q, r) for q, r, _ in state.tiles] + [cell for _, cell, _ in playable] + dead
+    xs = [centre(c)[0] for c in cells]
+    ys = [centre(c)[1] for c in cells]
+    left, top = min(xs) - 1.3, min(ys) - 1.2
+    width, board_height = max(xs) + 1.3 - left, max(ys) + 1.2 - top
+    height = board_height + 0.8
+    parts = [el("rect", x=left, y=top, width=width, height=height, fill="#f4f1ea")]
+    if dead:
+        parts.append(el("g", *(hexagon(c, 0.96) for c in dead), fill=DEAD_CELL, class_="dead-cells"))
+    parts += [tile((q, r), o, number=i + 1) for i, (q, r, o) in enumerate(state.tiles)]
+    own = own_tile(state, last_move)
+    auto = state.last[1:]
+    if own is not None:
+        parts.append(hexagon(state.tiles[own - 1][:2], 0.84, fill="none", stroke="#111", stroke_width=0.16,
+                             class_="last-move"))
+    if auto:
+        parts.append(el("g", *(hexagon(state.tiles[n - 1][:2], 0.84) for n in auto), fill="none",
+                        stroke="#111", stroke_width=0.12, stroke_dasharray=".22 .14", class_="auto"))
+    numbers = []
+    for i, (q, r, _) in enumerate(state.tiles):
+        x, y = centre((q, r))
+        numbers += [el("circle", cx=x, cy=y, r=0.3, fill="#fff", stroke=INK, stroke_width=0.03),
+                    label(x, y, i + 1, 0.32, fill=INK)]
+    parts.append(el("g", *numbers, class_="numbers"))
+    outlines = [hexagon(cell, 0.9, data_cell=name if interactive else None) for name, cell, _ in playable]
+    parts.append(el("g", *outlines, fill="none", stroke=MUST if must else INK, stroke_width=0.08 if must else 0.05,
+                    stroke_dasharray=None if must else ".2 .12", pointer_events="all" if interactive else None,
+                    class_="playable"))
+    parts.append(caption(left + width / 2, top + board_height + 0.3, summary(state, auto, must), width))
+    return document(*parts, x=left, y=top, width=width, height=height, kind="dragons",
+                    move_number=move_number, title=describe(state, move_number, last_move, auto))
+
+
+def summary(state: DragonsState, auto: tuple[int, ...], must: bool) -> str:
+    words = [f"Tiles {len(state.tiles)} of {state.pool}"]
+    if auto:
+        words.append("placed automatically: " + ", ".join(map(str, auto)))
+    if must:
+        words.append("a gap must be filled")
+    return "; ".join(words)
+
+
+def describe(state: DragonsState, move_number: int, last_move: str | None, auto: tuple[int, ...]) -> str:
+    words = [f"Dragons after move {move_number}: {len(state.tiles)} of {state.pool} tiles placed "
+             "(O orange, X blue)"]
+    if last_move:
+        words.append(f"last move {last_move}")
+    if auto:
+        words.append("tiles " + ", ".join(map(str, auto)) + " placed automatically")
+    return "; ".join(words)
+
+
+def orientation_choices(state: DragonsState, cell_name: str) -> list[tuple[str, str]]:
+    """For a cell the player to move may fill: each fitting orientation's name and a
+    small picture of the tile in place among its neighbours, the picture's root
+    carrying ``data-orientation``. Empty for a cell that cannot be played now.
+    Raises the game's InvalidMoveError for a name that is no cell."""
+    cell = DRAGONS.parse_cell(cell_name, state)
+    name, fits = next(((n, fits) for n, c, fits in playable_cells(state) if c == cell), ("", []))
+    x, y = centre(cell)
+    around = []
+    for dq, dr in STEP:
+        near = (cell[0] + dq, cell[1] + dr)
+        if near in state.at:
+            i = state.at[near]
+            around.append(tile(near, state.tiles[i][2], number=i + 1, opacity=0.6))
+    choices = []
+    for orientation in fits:
+        title = f"{name}:{orientation}"
+        picture = [el("rect", x=x - 2, y=y - 2, width=4, height=4, fill="#f4f1ea"), *around,
+                   tile(cell, ORIENTATIONS.index(orientation)),
+                   hexagon(cell, 1.0, fill="none", stroke=INK, stroke_width=0.1)]
+        choices.append((orientation, document(*picture, x=x - 2, y=y - 2, width=4, height=4, title=title,
+                                              kind="orientation", class_="orientation",
+                                              data_orientation=orientation)))
+    return choices
