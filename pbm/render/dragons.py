@@ -19,14 +19,14 @@ from math import sqrt
 from pbm.games.base import MoveError
 from pbm.games.dragons import DRAGONS, ORIENTATIONS, STEP, Cell, DragonsState, fitting
 
-from .svg import INK, caption, document, el, label, num, points
+from .svg import INK, caption, document, el, num, points, text
 
 ROOT3 = sqrt(3)
 COLOUR = {"o": "#f0a230", "x": "#2c63b0"}
 HEX = tuple((round(x, 3), round(y, 3)) for x, y in
             ((1, 0), (0.5, ROOT3 / 2), (-0.5, ROOT3 / 2), (-1, 0), (-0.5, -ROOT3 / 2), (0.5, -ROOT3 / 2)))
-TOP_HALF = "M-1 0L-.5-.866H.5L1 0Z"
-BOTTOM_HALF = "M1 0L.5.866H-.5L-1 0Z"
+HEX_PATH = "M1 0 .5.866H-.5L-1 0-.5-.866H.5Z"
+TOP_HALF = "M-1 0-.5-.866H.5L1 0Z"
 N_TAIL = "M-.5-.866A.5 .5 0 0 0 .5-.866Z"
 S_TAIL = "M.5 .866A.5 .5 0 0 0-.5 .866Z"
 MUST = "#b00020"
@@ -44,18 +44,37 @@ def hexagon(cell: Cell, scale: float = 1.0, **attrs) -> str:
 
 
 def tile(cell: Cell, orientation: int, number: int | None = None, **attrs) -> str:
-    """One tile's coloured regions and outline (its number is drawn separately)."""
+    """One tile's coloured regions (outlines and numbers are drawn over all tiles
+    at once, by :func:`outlines` and :func:`numbers`). The group is filled O; the
+    X parts say so."""
     x, y = centre(cell)
     if orientation < 6:
-        regions = [el("path", d=TOP_HALF, fill=COLOUR["o"]), el("path", d=BOTTOM_HALF, fill=COLOUR["x"])]
+        regions = [el("path", d=HEX_PATH, fill=COLOUR["x"]), el("path", d=TOP_HALF)]
     else:
-        regions = [el("path", d=TOP_HALF, fill=COLOUR["x"]), el("path", d=BOTTOM_HALF, fill=COLOUR["o"]),
-                   el("path", d=N_TAIL, fill=COLOUR["o"]), el("path", d=S_TAIL, fill=COLOUR["x"])]
+        regions = [el("path", d=HEX_PATH), el("path", d=TOP_HALF, fill=COLOUR["x"]), el("path", d=N_TAIL),
+                   el("path", d=S_TAIL, fill=COLOUR["x"])]
     turn = orientation % 6
-    shape = el("g", *regions, transform=f"rotate({60 * turn})") if turn else "".join(regions)
-    outline = el("polygon", points=points(HEX), fill="none", stroke=INK, stroke_width=0.05)
-    return el("g", shape, outline, transform=f"translate({num(x)} {num(y)})",
-              data_tile=number, data_tile_orientation=ORIENTATIONS[orientation], **attrs)
+    place = f"translate({num(x)} {num(y)})" + (f" rotate({60 * turn})" if turn else "")
+    return el("g", *regions, transform=place, fill=COLOUR["o"], data_tile=number,
+              data_tile_orientation=ORIENTATIONS[orientation], **attrs)
+
+
+def outlines(cells, **attrs) -> str:
+    """The borders of these cells' hexagons, as one path."""
+    d = "".join(f"M{num(x + 1)} {num(y)}l-.5.866h-1l-.5-.866.5-.866h1z" for x, y in map(centre, cells))
+    return el("path", d=d, fill="none", stroke=INK, stroke_width=0.05, **attrs)
+
+
+def numbers(state: DragonsState) -> str:
+    """Each tile's number on a white disc in its middle."""
+    discs, figures = [], []
+    for i, (q, r, _) in enumerate(state.tiles):
+        x, y = centre((q, r))
+        discs.append(el("circle", cx=x, cy=y, r=0.3))
+        figures.append(el("text", text(i + 1), x=x, y=y))
+    return el("g", el("g", *discs, fill="#fff", stroke=INK, stroke_width=0.03),
+              el("g", *figures, fill=INK, font_size=0.32, text_anchor="middle", dominant_baseline="central"),
+              class_="numbers")
 
 
 def playable_cells(state: DragonsState) -> list[tuple[str, Cell, list[str]]]:
@@ -91,6 +110,7 @@ def render(state: DragonsState, move_number: int, last_move: str | None, interac
     if dead:
         parts.append(el("g", *(hexagon(c, 0.96) for c in dead), fill=DEAD_CELL, class_="dead-cells"))
     parts += [tile((q, r), o, number=i + 1) for i, (q, r, o) in enumerate(state.tiles)]
+    parts.append(outlines([(q, r) for q, r, _ in state.tiles], class_="outlines"))
     own = own_tile(state, last_move)
     auto = state.last[1:]
     if own is not None:
@@ -99,14 +119,9 @@ def render(state: DragonsState, move_number: int, last_move: str | None, interac
     if auto:
         parts.append(el("g", *(hexagon(state.tiles[n - 1][:2], 0.84) for n in auto), fill="none",
                         stroke="#111", stroke_width=0.12, stroke_dasharray=".22 .14", class_="auto"))
-    numbers = []
-    for i, (q, r, _) in enumerate(state.tiles):
-        x, y = centre((q, r))
-        numbers += [el("circle", cx=x, cy=y, r=0.3, fill="#fff", stroke=INK, stroke_width=0.03),
-                    label(x, y, i + 1, 0.32, fill=INK)]
-    parts.append(el("g", *numbers, class_="numbers"))
-    outlines = [hexagon(cell, 0.9, data_cell=name if interactive else None) for name, cell, _ in playable]
-    parts.append(el("g", *outlines, fill="none", stroke=MUST if must else INK, stroke_width=0.08 if must else 0.05,
+    parts.append(numbers(state))
+    cells_drawn = [hexagon(cell, 0.9, data_cell=name if interactive else None) for name, cell, _ in playable]
+    parts.append(el("g", *cells_drawn, fill="none", stroke=MUST if must else INK, stroke_width=0.08 if must else 0.05,
                     stroke_dasharray=None if must else ".2 .12", pointer_events="all" if interactive else None,
                     class_="playable"))
     parts.append(caption(left + width / 2, top + board_height + 0.3, summary(state, auto, must), width))
@@ -115,7 +130,7 @@ def render(state: DragonsState, move_number: int, last_move: str | None, interac
 
 
 def summary(state: DragonsState, auto: tuple[int, ...], must: bool) -> str:
-    words = [f"Tiles {len(state.tiles)} of {state.pool}"]
+    words = ["O orange, X blue", f"tiles {len(state.tiles)} of {state.pool}"]
     if auto:
         words.append("placed automatically: " + ", ".join(map(str, auto)))
     if must:
@@ -141,12 +156,9 @@ def orientation_choices(state: DragonsState, cell_name: str) -> list[tuple[str, 
     cell = DRAGONS.parse_cell(cell_name, state)
     name, fits = next(((n, fits) for n, c, fits in playable_cells(state) if c == cell), ("", []))
     x, y = centre(cell)
-    around = []
-    for dq, dr in STEP:
-        near = (cell[0] + dq, cell[1] + dr)
-        if near in state.at:
-            i = state.at[near]
-            around.append(tile(near, state.tiles[i][2], number=i + 1, opacity=0.6))
+    near = [c for c in ((cell[0] + dq, cell[1] + dr) for dq, dr in STEP) if c in state.at]
+    around = [tile(c, state.tiles[state.at[c]][2], number=state.at[c] + 1, opacity=0.6) for c in near]
+    around.append(outlines(near, opacity=0.6))
     choices = []
     for orientation in fits:
         title = f"{name}:{orientation}"

@@ -36,12 +36,15 @@ def rounded(point) -> tuple[float, float]:
 
 
 def tiles(root) -> dict[int, tuple[str, tuple[float, float]]]:
-    """Tile number -> (orientation, centre) as drawn."""
+    """Tile number -> (orientation, centre) as drawn; each turned as its orientation says."""
     drawn = {}
     for e in root.iter(NS + "g"):
         if e.get("data-tile"):
-            x, y = re.fullmatch(r"translate\((\S+) (\S+)\)", e.get("transform")).groups()
-            drawn[int(e.get("data-tile"))] = (e.get("data-tile-orientation"), (float(x), float(y)))
+            x, y, turn = re.fullmatch(r"translate\((\S+) (\S+)\)(?: rotate\((\d+)\))?",
+                                      e.get("transform")).groups()
+            orientation = e.get("data-tile-orientation")
+            assert int(turn or 0) == 60 * (ORIENTATIONS.index(orientation) % 6)
+            drawn[int(e.get("data-tile"))] = (orientation, (float(x), float(y)))
     return drawn
 
 
@@ -65,7 +68,7 @@ def test_the_seeds_auto_move_is_marked_as_automatic():
     assert {n: o for n, (o, _) in drawn.items()} == {1: "B0", 2: "F3", 3: "F2", 4: "F0"}
     assert polygon_centre(one(root, "last-move")) == rounded(drawn[3][1])
     assert [polygon_centre(p) for p in children(one(root, "auto"), "polygon")] == [rounded(drawn[4][1])]
-    assert "Tiles 4 of 50; placed automatically: 4" in texts(root)
+    assert "O orange, X blue; tiles 4 of 50; placed automatically: 4" in texts(root)
     assert rounded(drawn[4][1]) == rounded(cell_centre((1, 0)))
 
 
