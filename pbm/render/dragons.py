@@ -120,10 +120,12 @@ def render(state: DragonsState, move_number: int, last_move: str | None, interac
         parts.append(el("g", *(hexagon(state.tiles[n - 1][:2], 0.84) for n in auto), fill="none",
                         stroke="#111", stroke_width=0.12, stroke_dasharray=".22 .14", class_="auto"))
     parts.append(numbers(state))
-    cells_drawn = [hexagon(cell, 0.9, data_cell=name if interactive else None) for name, cell, _ in playable]
-    parts.append(el("g", *cells_drawn, fill="none", stroke=MUST if must else INK, stroke_width=0.08 if must else 0.05,
-                    stroke_dasharray=None if must else ".2 .12", pointer_events="all" if interactive else None,
-                    class_="playable"))
+    outlined = [hexagon(cell, 0.9, data_cell=name if interactive else None) for name, cell, _ in playable]
+    # a compulsory gap is outlined solid red; ordinary playable cells dashed
+    outline = {"stroke": MUST, "stroke_width": 0.08} if must else \
+        {"stroke": INK, "stroke_width": 0.05, "stroke_dasharray": ".2 .12"}
+    parts.append(el("g", *outlined, fill="none", pointer_events="all" if interactive else None, class_="playable",
+                    **outline))
     parts.append(caption(left + width / 2, top + board_height + 0.3, summary(state, auto, must), width))
     return document(*parts, x=left, y=top, width=width, height=height, kind="dragons",
                     move_number=move_number, title=describe(state, move_number, last_move, auto))

@@ -5,7 +5,8 @@ path."""
 from __future__ import annotations
 
 from pbm.games.base import MoveError
-from pbm.games.twotigers import COLUMNS, FEWEST_GOATS, SIZE, TIGER, TWO_TIGERS, TwoTigersState, lines, name, step
+from pbm.games.twotigers import (COLUMNS, FEWEST_GOATS, SIZE, TIGER, TWO_TIGERS, TwoTigersState, lines, name,
+                                 step)
 
 from .svg import INK, caption, document, el, label, num, points
 
@@ -56,7 +57,8 @@ def render(state: TwoTigersState, move_number: int, last_move: str | None, inter
     words = f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})"
     parts.append(caption(width / 2, width + 0.25, words, width, size=0.3))
     if interactive:
-        hits = [el("circle", data_point=name(p), cx=at(p)[0], cy=at(p)[1], r=0.48) for p in range(SIZE * SIZE)]
+        hits = [el("circle", data_point=name(p), cx=x, cy=y, r=0.48)
+                for p, (x, y) in ((p, at(p)) for p in range(SIZE * SIZE))]
         parts.append(el("g", *hits, fill="none", pointer_events="all", class_="points"))
     return document(*parts, width=width, height=height, kind="twotigers", move_number=move_number,
                     title=describe(state, move_number, last_move))
@@ -67,7 +69,8 @@ def pile(x: float, y: float, count: int, point: str) -> str:
     shown = min(count, 5)
     discs = [el("circle", cx=x, cy=y + 0.05 * ((shown - 1) / 2 - k), r=0.3) for k in range(shown)]
     top_y = y - 0.05 * (shown - 1) / 2
-    count_text = label(x, top_y, count, 0.34, fill=INK, stroke="none", font_weight="bold") if count > 1 else ""
+    count_text = label(x, top_y, count, 0.34, fill=INK, stroke="none", font_weight="bold") if count > 1 \
+        else ""
     return el("g", *discs, count_text, fill=GOAT_FILL, stroke=GOAT_EDGE, stroke_width=0.04,
               data_goats=count, data_pile=point)
 

@@ -17,7 +17,8 @@ def play(state, *moves):
 
 
 def picture(state, move_number, last_move=None):
-    root = parse(board_svg("twotigers", state, move_number=move_number, last_move=last_move, interactive=True))
+    svg = board_svg("twotigers", state, move_number=move_number, last_move=last_move, interactive=True)
+    root = parse(svg)
     points = {e.get("data-point"): centre(e) for e in classed(root, "points")[0]}
     return root, points
 
@@ -29,7 +30,7 @@ def test_the_start_position():
     tigers = children(one(root, "tigers"), "g")
     assert sorted(t.get("data-tiger") for t in tigers) == ["c2", "c4"]
     piles = children(one(root, "goats"), "g")
-    assert {p.get("data-pile"): p.get("data-goats") for p in piles} == {"b5": "5", "b3": "5", "d5": "5", "d3": "5"}
+    assert {p.get("data-pile"): int(p.get("data-goats")) for p in piles} == {"b5": 5, "b3": 5, "d5": 5, "d3": 5}
     assert all(children(p, "text")[0].text == "5" for p in piles)
     assert {centre(children(p, "circle")[0])[0] for p in piles} == {points["b5"][0], points["d5"][0]}
     assert classed(root, "last-move") == [] and classed(root, "last-path") == []
