@@ -30,6 +30,10 @@ USAGE = {
 }
 
 
+AUTHENTICATED = ("move", "change_password", "change_address")  # verbs whose password is checked
+SECRET = "********"
+
+
 class CommandError(ValueError):
     """A command that cannot be understood; ``usage`` says what to send instead."""
 
@@ -50,6 +54,27 @@ class Command:
     args: tuple[str, ...] = ()  # verb-specific words (new password, email, challenge users)
     options: dict = field(default_factory=dict)  # challenge -opt=value
     timing: dict = field(default_factory=dict)  # challenge --nagtime / --expiretime
+
+
+def credentials(line: str) -> tuple[str, str] | None:
+    """The (userid, password) a command line asks to be checked, if any."""
+    try:
+        command = parse_command(line)
+    except CommandError:
+        return None
+    return (command.userid, command.password) if command.verb in AUTHENTICATED else None
+
+
+def redact(line: str) -> str:
+    """The line with its passwords replaced by ``SECRET`` (for what is stored or logged)."""
+    try:
+        command = parse_command(line)
+    except CommandError:
+        return line
+    secrets = {command.password} if command.password else set()
+    if command.verb == "change_password":
+        secrets.add(command.args[0])
+    return " ".join(SECRET if word in secrets else word for word in line.split())
 
 
 def match_word(word: str, choices, what: str) -> str | None:

@@ -19,8 +19,9 @@ from sqlmodel import select
 from ..config import Settings
 from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
-from ..models import InboundMessage
-from . import boards, deadlines, inbound
+from ..commands import redact
+from ..models import InboundMessage, utcnow
+from . import boards, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -62,10 +63,13 @@ class Service:
         if self._seen(mail.message_id):
             return Result(Status.DUPLICATE)
         request = None if mail.automatic else inbound.read(mail, self.settings)
+        checked = passwords.precheck(self.engine, request.credentials if request else set(), mail.sender,
+                                     now or utcnow())
 
         def work(unit: Unit) -> Result:
+            unit.passwords = checked
             record = InboundMessage(message_id=mail.message_id, sender=mail.sender[:320],
-                                    subject=mail.subject[:500], status="pending", received_at=unit.now)
+                                    subject=redact(mail.subject)[:500], status="pending", received_at=unit.now)
             unit.session.add(record)
             unit.session.flush()  # a concurrent twin fails here, before any work
             if request is None:

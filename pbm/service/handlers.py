@@ -51,7 +51,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
 
 def move(unit: Unit, command: Command, comment: str) -> None:
     board = boards.lock(unit, command.board, command.game)
-    player = accounts.authenticate(unit.session, command.userid, command.password, USAGE["move"])
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["move"])
     seat = board.seat_of(player.id)
     if seat is None:
         raise PlayerError(f"{player.userid} is not a player on board {board.id}.")

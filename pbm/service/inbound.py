@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, match_word, parse_command
+from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
 from ..mail.inbound import InboundMail, find_reply_tag, split_command, visible_reply
 from ..models import Player
-from . import boards, letters
+from . import accounts, boards, letters
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -33,6 +33,11 @@ class Request:
     lines: list[tuple[str, str]] = field(default_factory=list)  # (command line, comment)
     refusal: PlayerError | None = None
     errors: list[str] = field(default_factory=list)  # filled while answering
+
+    @property
+    def credentials(self) -> set[tuple[str, str]]:
+        """The (userid, password) pairs its command lines ask to be checked."""
+        return {pair for line, _ in self.lines if (pair := credentials(line))}
 
 
 def _is_multiple(line: str) -> bool:
@@ -92,6 +97,9 @@ def _command(unit: Unit, line: str, comment: str) -> None:
 def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     """A reply to a board mail: the player's move, or one of REPLY_COMMANDS about the board."""
     board_id, token = tag
+    if board_id == accounts.CONFIRM_BOARD:
+        accounts.confirm(unit, token)
+        return
     board, seat = boards.by_token(unit.session, token)
     if board is None or board.id != board_id:
         raise PlayerError(f"The address you replied to does not belong to board {board_id} or any other "

@@ -44,6 +44,7 @@ class Unit:
     outbox: list[OutboxMail] = field(default_factory=list)
     changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
     board: Board | None = None  # the board the running command is about (errors name it)
+    passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
 
     def queue(self, message: EmailMessage, board_id: int | None) -> None:
         """Put one composed mail in the outbox, in this transaction."""
