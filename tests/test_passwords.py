@@ -40,5 +40,6 @@ def test_guessing_from_one_address_is_locked_for_every_account(players):
 
 
 def test_an_unknown_userid_and_a_wrong_password_are_both_refused(players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
     unknown = players.send("x@evil.test", "greatkingdom move 101 nobody pw D4")
     assert unknown.status == "rejected" and "There is no player called nobody" in unknown.error
