@@ -24,7 +24,7 @@ USAGE = {
     "move": "<game> move <board> <userid> <password> <move>[#n]",
     "resign": "<game> resign <board> <userid> <password>",
     "show": "<game> show <board>[#n]",
-    "games": "<game> games [<userid>]",
+    "games": "<game> games [<userid>] [next | active | all]",
     "list": "<game> list",
     "history": "<game> history <board>",
 }
@@ -140,7 +140,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         kind = "change_password" if what == "password" else "change_address"
         return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
     if verb in ("games", "list"):
-        return Command("games", game=game, userid=rest[0].lower() if rest else None)
+        return _parse_games(game, rest)
     if verb == "multiple":
         return Command("multiple")
     if verb == "challenge":
@@ -165,6 +165,25 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         raise CommandError("The move is missing after the password.", USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
+
+
+GAMES_FILTERS = ("next", "active", "all")
+
+
+def _parse_games(game: str | None, rest: list[str]) -> Command:
+    """``games [<userid>] [next|active|all]``: next = boards where that player is to move."""
+    words = list(rest)
+    which = "all"
+    if words and words[-1].lower() in GAMES_FILTERS:
+        which = words.pop().lower()
+    if len(words) > 1:
+        raise CommandError(f"{' '.join(rest)!r} is not a userid and a filter (next, active or all).",
+                           USAGE["games"])
+    userid = words[0].lower() if words else None
+    if which == "next" and userid is None:
+        raise CommandError("'next' lists the boards where a player is to move: name the player.",
+                           USAGE["games"])
+    return Command("games", game=game, userid=userid, args=(which,))
 
 
 def _parse_challenge(game: str | None, rest: list[str]) -> Command:

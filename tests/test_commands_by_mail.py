@@ -119,4 +119,4 @@ def test_resign_by_reply(players, outbox):
     final = outbox.to(ALICE)[-1]
     assert final["Subject"] == "Great Kingdom Board 101 game over"
     assert "Game won by alice (Blue): Orange resigned." in body(final)
-    assert "bob says:\n> well played" in body(final)
+    assert "bob says (to the two players only):\n> well played" in body(final)

@@ -119,7 +119,43 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
                                      userid=player.userid if verb == "games" else None), "")
         return
-    boards.play(unit, board, seat, line, comment)
+    move, comment = read_move(get_game(board.game), boards.current_state(get_game(board.game), board),
+                              line, comment)
+    boards.play(unit, board, seat, move, comment)
+
+
+def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
+    """The move a reply means, and its comment, read as a person writes: ``d5.``; a
+    move then words (``D5 take that!``: the words join the comment); a greeting
+    line before the move (``Hi Bob,`` then ``D5``). Otherwise the line as it is, so
+    the game's own error explains it. Two possible readings are refused."""
+    def is_move(text: str) -> bool:
+        try:
+            game.parse_move(text, state)
+            return True
+        except MoveError:
+            return False
+
+    words = line.split()
+    if words[0].lower() in ("resign", "newround") or is_move(line):
+        return line, comment
+    readings = []
+    for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move
+        text = " ".join(words[:count]).rstrip(".!?,;:")
+        if text and is_move(text):
+            rest = " ".join(words[count:])
+            readings.append((text, f"{rest}\n{comment}".strip()))
+            break
+    following, after = split_command(comment)
+    if following and len(words) <= 4 and not readings or line.rstrip().endswith(","):
+        text = following.rstrip(".!?,;:")
+        if following and is_move(text):
+            readings.append((text, f"{line}\n{after}".strip()))
+    if len(readings) == 2 and readings[0][0] != readings[1][0]:
+        raise PlayerError(f"Your reply could mean the move {readings[0][0]} (first line) or {readings[1][0]} "
+                          "(second line); write only the move on the first line.",
+                          "a move such as D4, pass or resign on the first line")
+    return readings[0] if readings else (line, comment)
 
 
 def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:

@@ -52,6 +52,16 @@ def subject_tail(view: BoardView) -> str:
     return "game over" if view.outcome else "either player"
 
 
+def footer(board: Board, seat: int | None) -> dict:
+    """What the footer of a mail to ``seat`` offers: a move (``acting``), the scoring
+    words (``scoring``: both players may act, as in Go's scoring)."""
+    if seat is None or board.status != "active":
+        return {"acting": False, "scoring": False}
+    game = REGISTRY[board.game]
+    state = game.from_json(board.state)
+    return {"acting": seat in game.actors(state), "scoring": game.to_move(state) is None}
+
+
 def player_reply_to(unit: Unit, board: Board, seat: int) -> str:
     return reply_address(unit.settings, board.id, board.token(seat))
 
@@ -72,7 +82,7 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              attachments=record, view=view, tail=subject_tail(view), seat=seat, player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, **context)
+             forced=forced, **footer(board, seat), **context)
 
 
 def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None, game: Game | None) -> None:
