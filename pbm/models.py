@@ -37,7 +37,8 @@ class UTCDateTime(sa.types.TypeDecorator):
 class Player(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     userid: str = Field(max_length=32, unique=True, index=True)
-    email: str = Field(max_length=254, unique=True, index=True)
+    email: Optional[str] = Field(default=None, max_length=254, unique=True, index=True)  # None: no mail
+    # (the server's own player, and browser seats without an address)
     password_hash: Optional[str] = Field(default=None, max_length=255)
     invited: bool = False  # created by a challenge; no password until signup
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)

@@ -37,7 +37,7 @@ def test_db_upgrade_then_ingest_then_sweep(env, tmp_path):
     box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
     assert len(box) == 1
     swept = pbm("sweep", env=env)
-    assert swept.returncode == 0 and swept.stdout.decode().strip() == "reminders=0 expired=0 delivered=0"
+    assert swept.returncode == 0 and swept.stdout.decode().strip() == "reminders=0 expired=0 computer=0 delivered=0"
 
 
 def test_ingest_exits_75_when_the_database_is_unavailable(env, tmp_path):

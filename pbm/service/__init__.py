@@ -21,7 +21,7 @@ from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..commands import redact
 from ..models import InboundMessage, utcnow
-from . import boards, deadlines, inbound, passwords
+from . import boards, computer, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -113,6 +113,10 @@ class Service:
 
     def expire_boards(self, now: datetime | None = None) -> int:
         return deadlines.expire_boards(self.engine, self.settings, now)
+
+    def computer_moves(self) -> int:
+        """Let the computer move wherever it is to act; returns how many moves it made."""
+        return computer.sweep(self.engine, self.settings)
 
     def rebuild(self) -> list[str]:
         """Replay every board's log into its cache; a line per board that differed."""

@@ -13,7 +13,7 @@ from werkzeug.security import generate_password_hash
 from ..commands import USAGE, Command
 from ..mail.outbound import reply_address
 from ..models import Confirmation, Player
-from . import letters, passwords
+from . import computer, letters, passwords
 from .errors import PlayerError
 from .unit import Unit
 
@@ -68,7 +68,7 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if not USERID.match(userid):
         raise PlayerError(f"{userid!r} cannot be a userid: use 2 to 20 letters, digits, '.', '-' or '_', "
                           "starting with a letter.", USAGE["signup"])
-    if by_userid(unit.session, userid):
+    if by_userid(unit.session, userid) or userid == computer.USERID:
         raise PlayerError(f"The userid {userid} is taken; choose another.", USAGE["signup"])
     _check_new_password(command.password, USAGE["signup"])
     address = normalise_address(command.args[0]) if command.args else unit.mail.sender
@@ -164,6 +164,8 @@ def resolve(unit: Unit, name: str) -> Player:
     """A challenged player by userid or address; an unknown address is invited
     (a player without a password, who plays by replying)."""
     s = unit.session
+    if name.lower() == computer.USERID:
+        return computer.player(unit)
     if "@" not in name:
         player = by_userid(s, name)
         if player is None:

@@ -33,9 +33,12 @@ def render(name: str, **context) -> tuple[str, str]:
     return head.removeprefix("Subject: ").strip(), body.strip("\n")
 
 
-def send(unit: Unit, to: str, name: str, *, board: Board | None = None, reply_to: str | None = None,
+def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, reply_to: str | None = None,
          auto: str = "auto-replied", attachments=(), **context) -> None:
-    """Compose template ``name`` for ``to`` and queue it in this unit of work."""
+    """Compose template ``name`` for ``to`` and queue it in this unit of work; a
+    player without an address (``to`` None) gets no mail."""
+    if to is None:
+        return
     subject, body = render(name, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
     message = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
