@@ -2,7 +2,6 @@
 outbox retries, and no mail for work that rolled back."""
 
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -11,7 +10,7 @@ from sqlmodel import select
 
 from pbm.db import reading
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail
-from pbm.outbox import backoff, deliver_due
+from pbm.outbox import backoff, deliver_due, wait_for_deliveries
 
 from .conftest import free_port, make_mail
 
@@ -170,12 +169,9 @@ def test_smtp_failures_are_retried_with_backoff_and_the_same_message_id(smtp_ove
         result = server.handle_raw(make_mail(ALICE, "help"))
         assert result.status == "applied"  # answered at once, although the relay refuses
         # The background attempt right after commit was refused (451) and rescheduled.
-        for _ in range(200):
-            with reading(server.engine) as s:
-                row = s.exec(select(OutboxMail)).one()
-            if row.attempts == 1 and row.status == "pending":
-                break
-            time.sleep(0.05)
+        assert wait_for_deliveries(timeout=30), "the delivery after commit did not finish in 30 s"
+        with reading(server.engine) as s:
+            row = s.exec(select(OutboxMail)).one()
         assert (row.status, row.attempts) == ("pending", 1)
         assert "451" in row.last_error
         retry_at = row.next_attempt_at
