@@ -7,10 +7,12 @@ processes. The clock is moved through the back-off with ``deliver_due(now=)``.
 Mails queued an hour ago with their lease long lapsed stand for mails whose
 sending process died: the next sweep owes them delivery."""
 
+import asyncio
 import logging
 import os
 import subprocess
 import sys
+import threading
 from datetime import timedelta
 
 import pytest
@@ -20,7 +22,8 @@ from pbm.config import load_settings
 from pbm.db import make_engine, reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import OutboxMail, utcnow
-from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, queue
+from pbm.outbox import (MAX_ATTEMPTS, backoff, deliver_after_commit, deliver_due, queue,
+                        wait_for_deliveries)
 
 from .conftest import free_port, make_mail
 from .test_transport import RecordingRelay
@@ -195,3 +198,26 @@ def test_pbm_ingest_answers_at_once_when_the_relay_is_down(engine, env):
     assert done.returncode == 0 and done.stdout.decode().startswith("applied")
     [row] = outbox(engine).values()
     assert (row.status, row.attempts) == ("pending", 1) and "unusable" in row.last_error
+
+
+def test_waiting_for_background_deliveries_is_bounded(engine, settings, port):
+    """A process exits after at most the bound even while a relay hangs; the
+    delivery then finishes when the relay answers."""
+    release = threading.Event()
+
+    class Hanging(RecordingRelay):
+        async def handle_DATA(self, server, session, envelope):
+            await asyncio.get_running_loop().run_in_executor(None, release.wait, 60)
+            return await super().handle_DATA(server, session, envelope)
+
+    now = utcnow()
+    with Hanging(port=port) as relay:
+        with transaction(engine) as session:
+            rows = [queue(session, compose(settings, to="alice@players.test", subject="x", body="Hello.",
+                                           now=now), None, now)]
+        deliver_after_commit(engine, settings, rows)
+        assert wait_for_deliveries(timeout=0.2) is False  # the relay holds the mail until released
+        release.set()
+        assert wait_for_deliveries(timeout=60), "the delivery did not finish within 60 s of the release"
+    assert relay.copies_by_message_id() == {rows[0].message_id: 1}
+    assert outbox(engine)["alice@players.test"].status == "sent"

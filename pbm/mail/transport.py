@@ -28,6 +28,8 @@ class DeliveryError(Exception):
 
 
 class Transport(Protocol):
+    round_trip: bool  # whether a send waits on the network (a relay), not a local write
+
     def send(self, sender: str, recipient: str, raw: bytes) -> None:
         """Deliver one mail (``raw`` with CRLF line endings) or raise DeliveryError."""
 
@@ -60,6 +62,8 @@ class SmtpTransport:
     After a failed connection (relay down, TLS or login refused) every further
     mail of the batch fails at once with the same reason rather than waiting
     for its own timeout."""
+
+    round_trip = True
 
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -137,6 +141,8 @@ class SmtpTransport:
 
 
 class MaildirTransport:
+    round_trip = False
+
     def __init__(self, settings: Settings):
         self.path = Path(settings.maildir)
         self._box: mailbox.Maildir | None = None
@@ -156,6 +162,8 @@ class MaildirTransport:
 
 
 class ConsoleTransport:
+    round_trip = False
+
     def __init__(self, settings: Settings):
         pass
 
@@ -171,6 +179,8 @@ class ConsoleTransport:
 class UnknownTransport:
     """A misspelt ``PBM_MAIL_BACKEND``: every mail fails with the reason, so the
     operator reads it in the log and the mails wait for the fix."""
+
+    round_trip = False
 
     def __init__(self, settings: Settings):
         self.reason = f"unknown mail backend {settings.mail_backend!r} (use smtp, maildir or console)"
