@@ -253,7 +253,7 @@ class _HtmlText(HTMLParser):
     """HTML to plain text in one pass: line breaks kept, text inside blockquotes
     marked quoted with one '> ' whatever the depth, at most ``limit`` characters."""
 
-    BREAKS = {"br", "p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "hr"}
+    BLOCKS = {"p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "hr"}
     HIDDEN = {"style", "script", "head", "title"}
 
     def __init__(self, limit: int):
@@ -267,20 +267,22 @@ class _HtmlText(HTMLParser):
     def handle_starttag(self, tag, attrs):
         if tag in self.HIDDEN:
             self.hidden += 1
+        elif tag == "br":
+            self._newline()
         elif tag == "blockquote":
-            self._newline()
+            self._end_block()
             self.depth += 1
-        elif tag in self.BREAKS:
-            self._newline()
+        elif tag in self.BLOCKS:
+            self._end_block()
 
     def handle_endtag(self, tag):
         if tag in self.HIDDEN:
             self.hidden = max(0, self.hidden - 1)
         elif tag == "blockquote":
-            self._newline()
+            self._end_block()
             self.depth = max(0, self.depth - 1)
-        elif tag in self.BREAKS:
-            self._newline()
+        elif tag in self.BLOCKS:
+            self._end_block()
 
     def handle_data(self, data):
         if self.hidden or self.size > self.limit:
@@ -300,8 +302,13 @@ class _HtmlText(HTMLParser):
         self.line = []
         self.size += 1
 
+    def _end_block(self):
+        """A block starts or ends: a new line, but no blank line between adjacent blocks."""
+        if self.line:
+            self._newline()
+
     def text(self) -> str:
-        self._newline()
+        self._end_block()
         return "\n".join(self.lines).strip("\n")
 
 
@@ -319,7 +326,7 @@ def html_to_text(html: str, limit: int = MAX_BODY_CHARS) -> str:
 # What the reply parser misses: wrapped or French attributions, Outlook's and
 # Gmail's separator lines in German and French, and phone signatures.
 _ATTRIBUTION = re.compile(r"^(?:On|Am|Le)\s.{0,300}?(?:wrote|schrieb|a\s+écrit)\s*:$", re.I)
-_SEPARATOR = re.compile(r"^-{3,}\s*(?:original message|forwarded message|ursprüngliche nachricht|"
+_SEPARATOR = re.compile(r"^_{20,}$|^-{3,}\s*(?:original message|forwarded message|ursprüngliche nachricht|"
                         r"weitergeleitete nachricht|message d'origine|message transféré)\s*-{3,}$", re.I)
 _SIGNATURE = re.compile(r"^(?:--|sent from my .{1,60}|von meinem .{1,60} gesendet|gesendet von meinem .{1,60}|"
                         r"envoyé de mon .{1,60}|envoyé depuis mon .{1,60}|get outlook for .{1,80}|"
@@ -342,16 +349,32 @@ def _unquoted_lines(body: str) -> list[str]:
     return lines
 
 
+def _marker(lines: list[str], i: int) -> int:
+    """How many lines from ``lines[i]`` form a separator, signature or attribution (0: none)."""
+    line = lines[i].strip()
+    if len(line) > MAX_PARSED_LINE:
+        return 0
+    if _SEPARATOR.match(line) or _SIGNATURE.match(line) or _ATTRIBUTION.match(line):
+        return 1
+    joined = f"{line} {lines[i + 1].strip()}" if i + 1 < len(lines) else ""
+    return 2 if len(joined) <= MAX_PARSED_LINE and _ATTRIBUTION.match(joined) else 0
+
+
 def _cut_at_own_rules(lines: list[str]) -> list[str]:
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if len(stripped) > MAX_PARSED_LINE:
-            continue
-        joined = f"{stripped} {lines[i + 1].strip()}" if i + 1 < len(lines) else stripped
-        if (_SEPARATOR.match(stripped) or _SIGNATURE.match(stripped) or _ATTRIBUTION.match(stripped)
-                or (len(joined) <= MAX_PARSED_LINE and _ATTRIBUTION.match(joined))):
-            return lines[:i]
-    return lines
+    """The lines above the first separator, signature or attribution; a marker with
+    nothing written above it (a reply below the quote) is dropped instead."""
+    kept: list[str] = []
+    written = False
+    i = 0
+    while i < len(lines):
+        marker = _marker(lines, i)
+        if marker and written:
+            break
+        if not marker:
+            kept.append(lines[i])
+            written = written or bool(lines[i].strip())
+        i += marker or 1
+    return kept
 
 
 def _reply_parser(lines: list[str]) -> str:
