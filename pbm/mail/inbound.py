@@ -285,22 +285,26 @@ class _HtmlText(HTMLParser):
             self._end_block()
 
     def handle_data(self, data):
-        if self.hidden or self.size > self.limit:
+        if self.hidden:
             return
         for i, piece in enumerate(data.split("\n")):
+            if self.size > self.limit:
+                return
             if i:
                 self._newline()
             if piece.strip():
-                if not self.line and self.depth:
-                    self.line.append("> ")
                 piece = re.sub(r"\s+", " ", piece)
+                if not self.line and self.depth:
+                    piece = "> " + piece
+                piece = piece[:self.limit + 1 - self.size]
                 self.line.append(piece)
                 self.size += len(piece)
 
     def _newline(self):
-        self.lines.append("".join(self.line).rstrip())
+        if self.line or self.size <= self.limit:
+            self.lines.append("".join(self.line).rstrip())
+            self.size += 1
         self.line = []
-        self.size += 1
 
     def _end_block(self):
         """A block starts or ends: a new line, but no blank line between adjacent blocks."""
@@ -342,9 +346,9 @@ def _unquoted_lines(body: str) -> list[str]:
         line = line.rstrip().replace(_STAND_IN, "\ufffd")
         if line.lstrip().startswith(">") or (not line and (not lines or not lines[-1])):
             continue
-        lines.append(line)
+        lines.append(line[:MAX_REPLY_CHARS - size])
         size += len(line) + 1
-        if size > MAX_REPLY_CHARS:
+        if size >= MAX_REPLY_CHARS:
             break
     return lines
 
