@@ -56,6 +56,7 @@ def test_sample_reply_is_read_as_its_writer_wrote_it(sample):
     # lists and ordinary words are no signature
     ("D5\n- first this\n- then that", "D5\n- first this\n- then that"),
     ("multiple\ngo show 101\ngo games alice", "multiple\ngo show 101\ngo games alice"),
+    ("D5\nThanks, you too.\nBest, and good luck", "D5\nThanks, you too.\nBest, and good luck"),
 ])
 def test_attributions_separators_and_signatures_end_the_reply(text, expected):
     assert visible_reply(text) == expected

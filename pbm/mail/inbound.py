@@ -335,8 +335,8 @@ _ATTRIBUTION = re.compile(r"^(?:On|Am|Le)\s.{0,300}?(?:wrote|schrieb|a\s+écrit)
 _SEPARATOR = re.compile(r"^_{20,}$|^-{3,}\s*(?:original message|forwarded message|ursprüngliche nachricht|"
                         r"weitergeleitete nachricht|message d'origine|message transféré)\s*-{3,}$", re.I)
 _SIGNATURE = re.compile(r"^(?:--|sent from my .{1,60}|von meinem .{1,60} gesendet|gesendet von meinem .{1,60}|"
-                        r"envoyé de mon .{1,60}|envoyé depuis mon .{1,60}|get outlook for .{1,80}|"
-                        r"outlook für .{1,60} beziehen.*|obtenir outlook pour .{1,80})$", re.I)
+                        r"gesendet von outlook.{0,80}|envoyé de mon .{1,60}|envoyé depuis mon .{1,60}|"
+                        r"get outlook for .{1,80}|outlook für .{1,60} beziehen.*|obtenir outlook pour .{1,80})$", re.I)
 _STAND_IN = "\ue000"  # a private-use character: marks a long line hidden from the reply parser
 
 
@@ -384,7 +384,7 @@ def _cut_at_own_rules(lines: list[str]) -> list[str]:
 
 
 def _reply_parser(lines: list[str]) -> str:
-    """mail-parser-reply's latest reply (headers, signatures, disclaimers removed); long
+    """mail-parser-reply's latest reply (the quoted mail's headers removed); long
     lines pass through it as stand-ins, since its patterns are quadratic in a line's length."""
     long_lines = [line for line in lines if len(line) > MAX_PARSED_LINE]
     shown, n = [], 0
@@ -395,7 +395,9 @@ def _reply_parser(lines: list[str]) -> str:
         else:
             shown.append(line)
     message = ReplyText(text="\n".join(shown), languages=list(REPLY_LANGUAGES), keep_hyphen_lists=True).read()
-    text = message.replies[0].body if message.replies else ""
+    # full_body: without the quoted mail's headers but with what the parser takes for a
+    # signature, since its sign-off list ("Thanks,", "Best,", "Grüße") eats real comments
+    text = message.replies[0].full_body if message.replies else ""
     return re.sub(f"{_STAND_IN}(\\d+){_STAND_IN}", lambda m: long_lines[int(m.group(1))], text)
 
 
