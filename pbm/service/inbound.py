@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
-from ..mail.inbound import InboundMail, find_reply_tag, split_command, visible_reply
+from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, split_command, visible_reply
 from ..models import Player
 from . import accounts, boards, letters
 from .errors import PlayerError
@@ -50,7 +50,9 @@ def _is_multiple(line: str) -> bool:
 
 def read(mail: InboundMail, settings: Settings) -> Request:
     """The command lines of ``mail`` (no database needed)."""
-    body = visible_reply(mail.body)
+    if mail.too_large:
+        return Request(None, refusal=PlayerError(mail.too_large, "the command in a short plain mail"))
+    body = visible_reply(mail.body, base_url=settings.base_url, server_address=settings.server_address)
     tag = find_reply_tag(mail.recipients, settings.server_local_part)
     if tag is not None:
         line, comment = split_command(body)
@@ -62,6 +64,10 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         line, comment = subject, body
     else:
         line, comment = split_command(body)
+    if len(line) > MAX_COMMAND_LINE:
+        return Request(None, refusal=PlayerError(
+            f"The command line is {len(line):,} characters long; no command is longer than "
+            f"{MAX_COMMAND_LINE:,}.", "the command alone on its line"))
     if not _is_multiple(line):
         return Request(None, [(line, comment)])
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
