@@ -93,7 +93,7 @@ def match_word(word: str, choices, what: str) -> str | None:
 
 
 def _board(word: str, verb: str) -> tuple[int, int | None]:
-    match = re.fullmatch(r"#?(\d+)(?:#(\d+))?", word)
+    match = re.fullmatch(r"#?([0-9]{1,9})(?:#([0-9]{1,9}))?", word)  # ids stay within 32 bits
     if not match:
         raise CommandError(f"{word!r} is not a board number (boards are numbered like 101).", USAGE[verb])
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None
@@ -158,7 +158,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     _need(rest, 4, verb)
     board, number = _board(rest[0], verb)
     text = " ".join(rest[3:])
-    check = re.search(r"\s*#\s*(\d+)\s*$", text)
+    check = re.search(r"\s*#\s*([0-9]{1,9})\s*$", text)
     if check:
         number, text = int(check.group(1)), text[:check.start()]
     if not text.strip():

@@ -349,7 +349,7 @@ def point_name(x: int, y: int) -> str:
 def parse_point(text: str, size: int) -> tuple[int, int]:
     """Read ``d4``/``D4`` into ``(x, y)``; raise InvalidMoveError naming the problem."""
     t = text.strip().upper()
-    if len(t) < 2 or not t[0].isalpha() or not t[1:].isdigit():
+    if len(t) < 2 or len(t) > 4 or not t[0].isalpha() or not (t[1:].isascii() and t[1:].isdecimal()):
         raise InvalidMoveError(f"{text!r} is not a point; write a column letter and a row number, like D4.")
     if t[0] == "I":
         raise InvalidMoveError(f"{text!r} is not a point: column letters skip I (H is followed by J).")

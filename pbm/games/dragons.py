@@ -295,7 +295,7 @@ def dragon_scores(state: DragonsState, colour: str) -> list[tuple[int, bool]]:
 # -- the game -----------------------------------------------------------------------
 
 STEP_WORD = r"(?:nw|ne|sw|se|n|s)"
-CELL = rf"(\d+)\s*({STEP_WORD}(?:\s*[.,]?\s*{STEP_WORD})*)"  # a tile number and a walk: 7ne, 2sw.se
+CELL = rf"([0-9]{{1,4}})\s*({STEP_WORD}(?:\s*[.,]?\s*{STEP_WORD})*)"  # a tile number and a walk: 7ne, 2sw.se
 MOVE = re.compile(rf"^\s*{CELL}\s*[:\-/ ]?\s*([fb])\s*([0-5])\s*$", re.I)
 
 

@@ -179,12 +179,12 @@ def resolve(unit: Unit, name: str) -> Player:
     base = re.sub(r"[^a-z0-9_.-]", "", address.split("@")[0])[:16] or "player"
     if not base[0].isalpha():
         base = "p" + base[:15]
+    if len(base) < 2:  # a userid has at least two characters
+        base += "1"
     userid, n = base, 1
     while s.exec(select(Player.id).where(Player.userid == userid)).first() is not None:
         n += 1
         userid = f"{base[:16]}{n}"
-    if len(userid) < 2:
-        userid = userid + "1"
     player = Player(userid=userid, email=address, invited=True, created_at=unit.now)
     s.add(player)
     s.flush()
