@@ -180,3 +180,12 @@ class PasswordFailure(SQLModel, table=True):
     userid: str = Field(max_length=32, index=True)
     sender: str = Field(max_length=320, index=True)
     at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+
+
+class UsedToken(SQLModel, table=True):
+    """A webhook signature token (Mailgun's ``token``) already accepted: never again."""
+
+    __tablename__ = "used_token"
+
+    token: str = Field(primary_key=True, max_length=100)
+    used_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)

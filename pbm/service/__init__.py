@@ -11,16 +11,16 @@ mail; ``errors`` maps what went wrong to each door's answer.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlmodel import select
+from sqlmodel import delete, select
 
 from ..config import Settings
 from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..commands import redact
-from ..models import InboundMessage, utcnow
+from ..models import InboundMessage, UsedToken, utcnow
 from . import boards, computer, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
@@ -113,6 +113,20 @@ class Service:
 
     def expire_boards(self, now: datetime | None = None) -> int:
         return deadlines.expire_boards(self.engine, self.settings, now)
+
+    def token_used(self, token: str) -> bool:
+        """Whether a webhook signature token was accepted before."""
+        with reading(self.engine) as session:
+            return session.get(UsedToken, token[:100]) is not None
+
+    def spend_token(self, token: str) -> None:
+        """Remember a webhook signature token as used (and forget those too old to matter)."""
+        def spend(unit: Unit) -> None:
+            unit.session.execute(delete(UsedToken).where(UsedToken.used_at < unit.now - timedelta(hours=1)))
+            if unit.session.get(UsedToken, token[:100]) is None:
+                unit.session.add(UsedToken(token=token[:100], used_at=unit.now))
+
+        run(self.engine, self.settings, spend)
 
     def computer_moves(self) -> int:
         """Let the computer move wherever it is to act; returns how many moves it made."""
