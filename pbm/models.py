@@ -123,7 +123,7 @@ class InboundMessage(SQLModel, table=True):
 
     id: Optional[int] = Field(default=None, primary_key=True)
     message_id: str = Field(max_length=255, unique=True)
-    sender: str = Field(default="", max_length=320)
+    sender: str = Field(default="", max_length=320, index=True)
     subject: str = Field(default="", max_length=500)
     status: str = Field(max_length=12)  # applied | rejected | ignored
     board_id: Optional[int] = None

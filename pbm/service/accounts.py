@@ -149,6 +149,8 @@ def _move_account(unit: Unit, player: Player, address: str) -> None:
 
 
 def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
+    if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
+        raise PlayerError("One mail may ask one address for confirmation; send the others separately.")
     confirmation = Confirmation(token=secrets.token_hex(16), action=action, address=address,
                                 created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS),
                                 **pending)

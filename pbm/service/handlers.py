@@ -7,16 +7,23 @@ rest of the mail), and either does its work (queueing mails) or raises a
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Callable
+
+from sqlalchemy import func
+from sqlmodel import select
 
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
-from ..models import Player
+from ..models import Board, Player
 from . import accounts, boards, computer, letters, queries
 from .errors import PlayerError
 from .unit import Unit
 
 Handler = Callable[[Unit, Command, str], None]
+
+MAX_BOARDS_PER_MAIL = 5
+MAX_BOARDS_PER_HOUR = 20  # boards a player may be seated at, newly, per hour
 
 
 def help_(unit: Unit, command: Command, comment: str) -> None:
@@ -38,6 +45,11 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if challenger.id not in (seats[0].id, seats[1].id):
         raise PlayerError(f"You ({challenger.userid}) can only start games you play in yourself.",
                           USAGE["challenge"])
+    if any(p.invited for p in seats) and unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
+        raise PlayerError("One mail may invite one new player; send the other challenges in separate mails.",
+                          USAGE["challenge"])
+    unit.strangers += sum(p.invited for p in seats)
+    _check_board_limits(unit, challenger)
     if any(p.userid == computer.USERID for p in seats):
         computer.check_can_play(game, unit.settings)
     options = game.parse_options(command.options)
@@ -49,6 +61,19 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     board = boards.new_board(unit, game, options, seats, nag, expire)
     letters.board_mails(unit, board, seats, occasion="new", challenger=challenger.userid,
                         invited=frozenset(p.id for p in seats if p.invited))
+
+
+def _check_board_limits(unit: Unit, challenger: Player) -> None:
+    """At most MAX_BOARDS_PER_MAIL new boards from one mail, MAX_BOARDS_PER_HOUR a player."""
+    unit.new_boards += 1
+    if unit.new_boards > MAX_BOARDS_PER_MAIL:
+        raise PlayerError(f"One mail may start at most {MAX_BOARDS_PER_MAIL} boards.", USAGE["challenge"])
+    recent = unit.session.exec(select(func.count()).select_from(Board).where(
+        (Board.seat0_id == challenger.id) | (Board.seat1_id == challenger.id),
+        Board.created_at > unit.now - timedelta(hours=1))).one()
+    if recent >= MAX_BOARDS_PER_HOUR:
+        raise PlayerError(f"{challenger.userid} has started {recent} boards in the last hour, the most "
+                          "allowed; try again later.", USAGE["challenge"])
 
 
 def move(unit: Unit, command: Command, comment: str) -> None:

@@ -8,15 +8,22 @@ players get after a change to a board.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from sqlalchemy import func
+from sqlmodel import select
 
 from ..boardview import BoardView, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
-from ..models import Board, Player
+from ..models import Board, InboundMessage, Player
 from .unit import Unit
 
 RECENT_MOVES = 10  # moves listed in a board mail
+MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
+MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
+MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
 
 _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoescape=False,
                          trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined)
@@ -37,7 +44,7 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
          auto: str = "auto-replied", attachments=(), **context) -> None:
     """Compose template ``name`` for ``to`` and queue it in this unit of work; a
     player without an address (``to`` None) gets no mail."""
-    if to is None:
+    if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm"):
         return
     subject, body = render(name, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
@@ -45,6 +52,26 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
                       reply_to=reply_to, board_id=board_id,
                       in_reply_to=unit.mail.message_id if unit.mail else None, attachments=attachments)
     unit.queue(message, board_id)
+
+
+def within_limits(unit: Unit, to: str, *, stranger: bool) -> bool:
+    """Whether this unit may queue one more mail (other than a board mail) to ``to``: a
+    mail answered gets at most MAX_ANSWERS_PER_MAIL answers; an address that sent more
+    than MAX_ANSWERS_PER_HOUR mails in the last hour gets no more answers (which also
+    ends loops with auto-responders that do not say so); one mail reaches at most
+    MAX_STRANGERS_PER_MAIL addresses without an account (invitations are refused
+    before the board exists, see ``handlers.challenge``)."""
+    if stranger:
+        unit.strangers += 1
+        return unit.strangers <= MAX_STRANGERS_PER_MAIL or unit.mail is None
+    if unit.mail is None or to != unit.mail.sender:
+        return True
+    if unit.answer_budget is None:
+        received = unit.session.exec(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.sender == to, InboundMessage.received_at > unit.now - timedelta(hours=1))).one()
+        unit.answer_budget = MAX_ANSWERS_PER_HOUR + 1 - received  # this mail is already recorded
+    unit.answers += 1
+    return unit.answers <= min(MAX_ANSWERS_PER_MAIL, unit.answer_budget)
 
 
 def subject_tail(view: BoardView) -> str:

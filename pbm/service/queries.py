@@ -25,6 +25,10 @@ def _board(unit: Unit, board_id: int, game_name: str | None) -> Board:
     return board
 
 
+HISTORY_MOVES = 300  # moves a history mail lists (the last ones); the web record has them all
+HISTORY_COMMENT = 500  # characters of each comment in a history mail
+
+
 def show(unit: Unit, command: Command, comment: str) -> None:
     board = _board(unit, command.board, command.game)
     players = load_players(unit.session, board)
@@ -46,8 +50,9 @@ def history(unit: Unit, command: Command, comment: str) -> None:
     board = _board(unit, command.board, command.game)
     players = load_players(unit.session, board)
     view = BoardView.current(board, players, load_records(unit.session, board))
-    letters.send(unit, unit.mail.sender, "history", board=board, view=view,
-                 entries=list(zip(view.records, view.move_lines())),
+    entries = list(zip(view.records, view.move_lines()))
+    letters.send(unit, unit.mail.sender, "history", board=board, view=view, entries=entries[-HISTORY_MOVES:],
+                 left_out=max(0, len(entries) - HISTORY_MOVES), comment_chars=HISTORY_COMMENT,
                  for_players=unit.mail.sender in (p.email for p in players))
 
 

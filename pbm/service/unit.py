@@ -49,6 +49,10 @@ class Unit:
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
+    answers: int = 0  # mails this unit queued to the sender of the mail it answers
+    strangers: int = 0  # mails this unit queued to addresses without an account (invitations, confirmations)
+    new_boards: int = 0  # boards this unit started
+    answer_budget: int | None = None  # answers the sender may still get this hour (counted once per unit)
 
     def queue(self, message: EmailMessage, board_id: int | None) -> None:
         """Put one composed mail in the outbox, in this transaction."""

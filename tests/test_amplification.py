@@ -1,0 +1,49 @@
+"""What one mail, and one address, can cause is bounded (issue 10.6)."""
+
+from pbm.service.handlers import MAX_BOARDS_PER_MAIL
+from pbm.service.letters import MAX_ANSWERS_PER_HOUR, MAX_ANSWERS_PER_MAIL
+
+from .conftest import body
+
+ALICE, VICTIM = "alice@players.test", "victim@elsewhere.test"
+
+
+def test_one_mail_gets_at_most_a_few_answers(players, outbox):
+    outbox.new()
+    assert players.send(VICTIM, "multiple", "help\n" * 50).status == "applied"
+    assert len(outbox.to(VICTIM)) == MAX_ANSWERS_PER_MAIL
+
+
+def test_one_address_gets_at_most_so_many_answers_an_hour(players, outbox):
+    for n in range(MAX_ANSWERS_PER_HOUR + 5):  # an auto-responder that does not say it is one
+        players.send(VICTIM, "Re: your mail", f"I am away (message {n}).")
+    assert len(outbox.to(VICTIM)) == MAX_ANSWERS_PER_HOUR
+
+
+def test_one_mail_invites_one_stranger(players, outbox):
+    lines = "\n".join(f"greatkingdom challenge alice stranger{n}@elsewhere.test" for n in range(5))
+    players.send(ALICE, "multiple", lines)
+    invited = [m for m in outbox.all() if m["To"].addresses[0].addr_spec.startswith("stranger")]
+    assert len(invited) == 1
+    assert "One mail may invite one new player" in body(outbox.to(ALICE)[-1])
+
+
+def test_one_mail_starts_a_few_boards(players, outbox):
+    lines = "\n".join("greatkingdom challenge alice bob" for _ in range(MAX_BOARDS_PER_MAIL + 2))
+    result = players.send(ALICE, "multiple", lines)
+    assert f"One mail may start at most {MAX_BOARDS_PER_MAIL} boards." in result.error
+    players.send(ALICE, "greatkingdom games alice")
+    assert body(outbox.to(ALICE)[-1]).count("greatkingdom") == MAX_BOARDS_PER_MAIL
+
+
+def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, outbox):
+    players.send(ALICE, "go challenge alice bob")
+    for n in range(1, 305):  # passes cost nothing to play; two in a row open scoring, so resume
+        who, pw = ("alice", "alicepw") if n % 2 else ("bob", "bobpw")
+        players.send(f"{who}@players.test", f"go move 101 {who} {pw} pass")
+        if n % 2 == 0:
+            players.send(f"{who}@players.test", f"go move 101 {who} {pw} resume")
+    players.send("watcher@players.test", "go history 101")
+    history = body(outbox.to("watcher@players.test")[-1])
+    assert "moves are left out here; the whole record is at" in " ".join(history.split())
+    assert "http://pbm.test/games/101.txt" in history
