@@ -30,6 +30,8 @@ def ending(game: Game, kind: str, seat: int | None) -> Outcome:
         return Outcome(1 - seat, f"{game.sides[seat]} resigned", kind="resignation")
     if kind == "forfeit":
         return Outcome(1 - seat, f"{game.sides[seat]} ran out of time", kind="time")
+    if kind == "decline":
+        return Outcome(None, f"{game.sides[seat]} declined the game before moving", kind="cancellation")
     if kind == "cancel":
         return Outcome(None, "the game expired before both players had moved", kind="cancellation")
     if kind == "expire":

@@ -202,6 +202,7 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         key, _, value = word.lstrip("-").partition("=")
         key = key.lower()
         if word.startswith("--"):
+            key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
             if key not in ("nagtime", "expiretime"):
                 raise CommandError(f"--{key} is not a server option; use --nagtime=D or --expiretime=D.",
                                    USAGE["challenge"])

@@ -97,10 +97,11 @@ class Board(SQLModel, table=True):
 class MoveRecord(SQLModel, table=True):
     """One entry of a board's append-only log.
 
-    kind: ``move`` (text is the canonical move), ``resign``, ``forfeit``
-    (the seat to move ran out of time), ``cancel`` (expired before both
-    players had moved) or ``expire`` (expired while both could act, as in
-    Go's scoring).
+    kind: ``move`` (text is the canonical move), ``auto`` (a forced move the
+    server played for that seat), ``resign``, ``decline`` (refused before
+    the seat's first move), ``forfeit`` (the seat to move ran out of time),
+    ``cancel`` (expired before both players had moved) or ``expire``
+    (expired while both could act, as in Go's scoring).
     """
 
     __tablename__ = "move"

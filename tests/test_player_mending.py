@@ -118,3 +118,26 @@ def test_games_next_lists_the_boards_where_the_player_is_to_move(game, outbox):
 def test_a_reply_move_reports_its_board(game, outbox):
     result = reply(game, outbox, ALICE, "D4")
     assert (result.status, result.board) == ("applied", 101)
+
+
+def test_the_challenged_player_may_decline_before_moving(game, outbox):
+    assert reply(game, outbox, BOB, "decline").status == "applied"
+    ended = latest_to(outbox, ALICE)
+    assert ended["Subject"] == "Great Kingdom Board 101 game over"
+    assert "Game cancelled: Orange declined the game before moving." in flat(ended)
+
+
+def test_decline_after_a_move_is_refused(game, outbox):
+    reply(game, outbox, ALICE, "D4")
+    reply(game, outbox, BOB, "F6")
+    refused = reply(game, outbox, BOB, "decline")
+    assert refused.status == "rejected" and "can only be declined before your first move" in refused.error
+
+
+def test_forfeittime_is_pbmserv_s_name_for_expiretime(players, outbox, server):
+    from pbm.db import reading
+    from pbm.models import Board
+
+    assert players.send(ALICE, "greatkingdom challenge alice bob --forfeittime=3 --nagtime=1").status == "applied"
+    with reading(server.engine) as session:
+        assert session.get(Board, 101).expire_days == 3

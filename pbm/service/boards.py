@@ -126,6 +126,9 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         raise PlayerError(f"You sent move #{number}, but the next move on board {board.id} is "
                           f"#{expected}; the board changed since you looked.")
     state = current_state(game, board)
+    if text.lower() == "decline":
+        decline(unit, board, game, seat, state, players, comment)
+        return
     if text.lower() == "resign":
         record = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
                         outcome=ending(game, "resign", seat), comment=comment)
@@ -144,6 +147,18 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players)
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced)
+
+
+def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
+    """The challenged player refuses the board before making a move: cancelled, unrated."""
+    moved = unit.session.exec(select(MoveRecord.id).where(
+        MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind == "move")).first()
+    if moved is not None:
+        raise PlayerError(f"You have moved on board {board.id} already; a game can only be declined before "
+                          "your first move (resign ends it instead).")
+    record = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
+                    outcome=ending(game, "decline", seat), comment=comment)
+    letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
 
 
 def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[str]:
