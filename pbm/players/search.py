@@ -1,10 +1,18 @@
 """A generic computer player: Monte Carlo tree search (UCT) with random playouts.
 
-Built only on the game interface of ``pbm.games.base`` (``actors``,
+The search uses only the game interface of ``pbm.games.base`` (``actors``,
 ``legal_moves``, ``apply``, ``outcome``), so it plays every registered game,
-automatic moves, compulsory moves, forced passes and multi-step moves
-included: those are the rules module's business, and the search only ever
-plays what ``legal_moves`` offers or what ``apply`` accepts.
+automatic moves, compulsory gap moves, forced passes and leap chains
+included: those are the rules module's business, and the search only plays
+what ``legal_moves`` offers or what ``apply`` accepts.
+
+A playout plays random moves to the end of the game, or to a cap of plies.
+Where a game would not finish in few enough plies to run many playouts in a
+second, ``JUDGES`` names a shorter cap and a judgement of the unfinished
+position (the value of the position for the first side, from 0 to 1): 2
+Dragons by its score (``scores``, the pieces in each side's biggest
+dragons), Two Tigers by the goats left and how freely the tigers move.
+Without a judge an unfinished playout counts as a draw.
 
 Reproducible: all chance comes from ``random.Random(seed)``; with the
 iteration budget alone (``seconds=None``) the same call returns the same
@@ -16,34 +24,72 @@ from __future__ import annotations
 import math
 import random
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 from pbm.games.base import Game, IllegalMoveError, Move, State
 
-EXPLORATION = 1.0  # UCB1 constant for rewards in [0, 1]
-PLAYOUT_CAP = 200  # plies; an unfinished playout counts as a draw
+EXPLORATION = 1.0  # UCB1 constant for rewards from 0 to 1
+ITERATIONS = 5000
 DRAW = 0.5
-ITERATIONS = 3000  # enough for about a second on this machine in most games
-SHAPING = 0.0
 
 
 class CannotActError(ValueError):
     """The computer was asked to move for a side that cannot act now."""
 
 
+@dataclass(frozen=True)
+class Judge:
+    """How playouts of one game end: after ``cap`` plies, ``value(game, state)`` (the
+    first side's prospects from 0 to 1; None: a draw)."""
+
+    cap: int
+    value: Callable[[Game, State], float] | None = None
+
+
+def _share(game, state) -> float:
+    first, second = game.scores(state)
+    return DRAW if first + second == 0 else first / (first + second)
+
+
+FEWEST_GOATS, ALL_GOATS, TIGER_ROOM = 7, 20, 16
+
+
+def _goats_prospects(game, state) -> float:
+    """Goats (the first side) are better off with more goats left and the tigers hemmed in."""
+    material = (state.goats - FEWEST_GOATS) / (ALL_GOATS - FEWEST_GOATS)
+    if state.turn == 0:
+        return material
+    room = min(len(game.legal_moves(state)), TIGER_ROOM) / TIGER_ROOM
+    return 0.75 * material + 0.25 * (1 - room)
+
+
+JUDGES = {
+    "twodragons": Judge(0, _share),
+    "twotigers": Judge(2, _goats_prospects),
+}
+FULL_PLAYOUT = Judge(200)
+
+
 class _Node:
     """A position in the search tree. ``wins`` counts from the point of view of
-    ``mover``, the side whose move led here."""
+    ``mover``, the side whose move led here; ``untried`` is listed on the first
+    visit that expands the node."""
 
     __slots__ = ("state", "move", "mover", "actor", "untried", "children", "visits", "wins")
 
-    def __init__(self, game: Game, state: State, move: Move | None, mover: int, actor: int | None,
-                 rng: random.Random):
+    def __init__(self, state: State, move: Move | None, mover: int, actor: int | None):
         self.state, self.move, self.mover, self.actor = state, move, mover, actor
-        self.untried = [] if actor is None else list(game.legal_moves(state))
-        rng.shuffle(self.untried)
+        self.untried: list | None = None if actor is not None else []
         self.children: list[_Node] = []
         self.visits = 0
         self.wins = 0.0
+
+    def expandable(self, game: Game, rng: random.Random) -> bool:
+        if self.untried is None:
+            self.untried = list(game.legal_moves(self.state))
+            rng.shuffle(self.untried)
+        return bool(self.untried)
 
 
 def acting_side(game: Game, state: State, previous: int) -> int | None:
@@ -63,39 +109,49 @@ def choose_move(game: Game, state: State, side: int, *, seed: int, iterations: i
 
     Stops after ``iterations`` playouts or once ``seconds`` have passed
     (``None``: no time limit), whichever comes first, and returns the most
-    visited move. Raises CannotActError when ``side`` may not act in ``state``.
+    visited move (a move that wins at once is taken at once). Raises
+    CannotActError when ``side`` may not act in ``state``.
     """
     if game.outcome(state) is not None or side not in game.actors(state):
         raise CannotActError(f"{game.sides[side]} cannot move now in this {game.title} game.")
     rng = random.Random(seed)
-    root = _Node(game, state, None, 1 - side, side, rng)
+    judge = JUDGES.get(game.name, FULL_PLAYOUT)
+    root = _Node(state, None, 1 - side, side)
+    root.expandable(game, rng)
     if len(root.untried) == 1:
         return root.untried[0]
     deadline = None if seconds is None else time.monotonic() + seconds
     for _ in range(iterations):
         if deadline is not None and time.monotonic() >= deadline:
             break
-        _iterate(game, root, rng)
+        if _iterate(game, root, judge, rng):
+            return root.children[-1].move
     best = max(root.children, key=lambda c: (c.visits, c.wins))
     return best.move
 
 
-def _iterate(game: Game, root: _Node, rng: random.Random) -> None:
+def _iterate(game: Game, root: _Node, judge: Judge, rng: random.Random) -> bool:
+    """One descent, expansion, playout and update; True when the root's newest child
+    wins the game at once."""
     node, path = root, [root]
-    while not node.untried and node.children:
+    while not node.expandable(game, rng) and node.children:
         node = _select(node)
         path.append(node)
     if node.untried:
         move = node.untried.pop()
         after = game.apply(node.state, node.actor, move)
-        child = _Node(game, after, move, node.actor, acting_side(game, after, node.actor), rng)
+        child = _Node(after, move, node.actor, acting_side(game, after, node.actor))
         node.children.append(child)
+        outcome = game.outcome(after)
+        if node is root and outcome is not None and outcome.winner == root.actor:
+            return True
         node = child
         path.append(node)
-    first = _playout(game, node.state, node.mover, rng)
+    first = _playout(game, node.state, node.mover, judge, rng)
     for visited in path:
         visited.visits += 1
         visited.wins += first if visited.mover == 0 else 1.0 - first
+    return False
 
 
 def _select(node: _Node) -> _Node:
@@ -104,10 +160,9 @@ def _select(node: _Node) -> _Node:
                key=lambda c: c.wins / c.visits + EXPLORATION * math.sqrt(log_visits / c.visits))
 
 
-def _playout(game: Game, state: State, mover: int, rng: random.Random) -> float:
-    """Random moves to the end of the game, at most PLAYOUT_CAP plies: 1 when the first
-    side wins, 0 when it loses, 0.5 for a draw; an unfinished playout is judged by
-    mobility (each side's share of the legal moves it had when it last looked).
+def _playout(game: Game, state: State, mover: int, judge: Judge, rng: random.Random) -> float:
+    """Random moves to the end of the game or ``judge.cap`` plies: 1 when the first
+    side wins, 0 when it loses, 0.5 for a draw; an unfinished playout is judged.
 
     Listing legal moves is the dear part of most rules modules (they try every
     candidate), so each side draws its moves from a pool made by ``legal_moves``
@@ -115,13 +170,10 @@ def _playout(game: Game, state: State, mover: int, rng: random.Random) -> float:
     is made afresh once half of it has gone."""
     pools: dict[int, list] = {}
     full: dict[int, int] = {}
-    for ply in range(PLAYOUT_CAP):
+    for _ in range(judge.cap):
         outcome = game.outcome(state)
         if outcome is not None:
-            if outcome.winner is None:
-                return DRAW
-            won = 1.0 - SHAPING * ply / PLAYOUT_CAP
-            return won if outcome.winner == 0 else 1.0 - won
+            return DRAW if outcome.winner is None else float(outcome.winner == 0)
         mover = acting_side(game, state, mover)
         pool = pools.get(mover)
         if not pool or len(pool) * 2 < full[mover]:
@@ -141,6 +193,4 @@ def _playout(game: Game, state: State, mover: int, rng: random.Random) -> float:
     outcome = game.outcome(state)
     if outcome is not None:
         return DRAW if outcome.winner is None else float(outcome.winner == 0)
-    if len(full) < 2:
-        return DRAW
-    return full[0] / (full[0] + full[1]) if full[0] + full[1] else DRAW
+    return DRAW if judge.value is None else judge.value(game, state)
