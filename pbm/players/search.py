@@ -6,13 +6,16 @@ automatic moves, compulsory gap moves, forced passes and leap chains
 included: those are the rules module's business, and the search only plays
 what ``legal_moves`` offers or what ``apply`` accepts.
 
-A playout plays random moves to the end of the game, or to a cap of plies.
-Where a game would not finish in few enough plies to run many playouts in a
-second, ``JUDGES`` names a shorter cap and a judgement of the unfinished
-position (the value of the position for the first side, from 0 to 1): 2
-Dragons by its score (``scores``, the pieces in each side's biggest
-dragons), Two Tigers by the goats left and how freely the tigers move.
-Without a judge an unfinished playout counts as a draw.
+A playout plays random moves to the end of the game, or to a cap of plies
+where an unfinished playout counts as a draw. Two games need more, and
+``JUDGES`` is the one place that knows a game beyond the interface: 2
+Dragons' random games are too long and its move lists too dear for many
+playouts a second, and in Two Tigers random goats lose nearly every
+playout, whatever the position, so the goats' search would learn nothing.
+For them a playout stops after a few plies and the position is judged (the
+first side's prospects, from 0 to 1): 2 Dragons by its score (``scores``,
+the pieces in each side's biggest dragons), Two Tigers by the goats left
+and how freely the tigers can move.
 
 Reproducible: all chance comes from ``random.Random(seed)``; with the
 iteration budget alone (``seconds=None``) the same call returns the same
@@ -108,24 +111,28 @@ def choose_move(game: Game, state: State, side: int, *, seed: int, iterations: i
     """The move the search player makes for ``side`` in ``state``.
 
     Stops after ``iterations`` playouts or once ``seconds`` have passed
-    (``None``: no time limit), whichever comes first, and returns the most
-    visited move (a move that wins at once is taken at once). Raises
-    CannotActError when ``side`` may not act in ``state``.
+    (``None``: no time limit), whichever comes first (at least one playout),
+    and returns the most visited move; a move that wins at once is taken at
+    once. Raises CannotActError when ``side`` may not act in ``state``.
     """
+    if iterations < 1:
+        raise ValueError(f"The search needs at least one iteration, not {iterations}.")
     if game.outcome(state) is not None or side not in game.actors(state):
         raise CannotActError(f"{game.sides[side]} cannot move now in this {game.title} game.")
     rng = random.Random(seed)
     judge = JUDGES.get(game.name, FULL_PLAYOUT)
-    root = _Node(state, None, 1 - side, side)
+    # A private copy: Go's states share one table of the positions seen along a line of
+    # play, which the many lines of a search would otherwise write into.
+    root = _Node(game.from_json(game.to_json(state)), None, 1 - side, side)
     root.expandable(game, rng)
     if len(root.untried) == 1:
         return root.untried[0]
     deadline = None if seconds is None else time.monotonic() + seconds
     for _ in range(iterations):
-        if deadline is not None and time.monotonic() >= deadline:
-            break
         if _iterate(game, root, judge, rng):
             return root.children[-1].move
+        if deadline is not None and time.monotonic() >= deadline:
+            break
     best = max(root.children, key=lambda c: (c.visits, c.wins))
     return best.move
 
@@ -137,9 +144,12 @@ def _iterate(game: Game, root: _Node, judge: Judge, rng: random.Random) -> bool:
     while not node.expandable(game, rng) and node.children:
         node = _select(node)
         path.append(node)
-    if node.untried:
+    while node.untried:
         move = node.untried.pop()
-        after = game.apply(node.state, node.actor, move)
+        try:
+            after = game.apply(node.state, node.actor, move)
+        except IllegalMoveError:  # Go: another line of the search made this a repetition
+            continue
         child = _Node(after, move, node.actor, acting_side(game, after, node.actor))
         node.children.append(child)
         outcome = game.outcome(after)
@@ -147,6 +157,7 @@ def _iterate(game: Game, root: _Node, judge: Judge, rng: random.Random) -> bool:
             return True
         node = child
         path.append(node)
+        break
     first = _playout(game, node.state, node.mover, judge, rng)
     for visited in path:
         visited.visits += 1
