@@ -30,6 +30,9 @@ class Settings:
     instance_path: str = ""
     max_message_bytes: int = 10 * 1024 * 1024
     secret_key: str = ""
+    gnugo_path: str = "/usr/games/gnugo"  # the computer's Go engine (Debian package gnugo)
+    gnugo_level: int = 1  # GNU Go's strength, 1 to 10
+    computer_seconds: float = 1.0  # time the search player thinks per move (other games)
 
     @property
     def server_domain(self) -> str:

@@ -20,6 +20,7 @@ from sqlmodel import select
 
 from ..config import Settings
 from ..db import reading
+from ..boardview import MOVES
 from ..games import get_game
 from ..models import Board, MoveRecord, Player
 from . import boards, letters, unit as units
@@ -51,16 +52,15 @@ def player(unit: Unit) -> Player:
 
 def check_can_play(game, settings: Settings) -> None:
     """PlayerError when the computer cannot play ``game`` here (Go needs GNU Go)."""
-    from ..players import can_play
+    from ..players import available
 
-    reason = can_play(game.name, settings)
-    if reason:
-        raise PlayerError(reason)
+    if game.name == "go" and not available(settings.gnugo_path):
+        raise PlayerError(f"GNU Go is not installed on this server (it is looked for at {settings.gnugo_path}), "
+                          "so the computer cannot play Go here; it plays the other games.")
 
 
 def _seat_to_act(session, board: Board) -> int | None:
-    """The computer's seat if it should act now on ``board``, else None. Where both
-    sides may act (Go's scoring) it acts once after each move of the other side."""
+    """The computer's seat if it should act now on ``board``, else None."""
     if board.status != "active":
         return None
     ids = {p.id: p.userid for p in session.exec(select(Player).where(
@@ -68,15 +68,10 @@ def _seat_to_act(session, board: Board) -> int | None:
     seats = [s for s in (0, 1) if ids.get(board.player_id(s)) == USERID]
     if not seats:
         return None
-    game = get_game(board.game)
-    actors = game.actors(boards.current_state(game, board))
-    seat = next((s for s in seats if s in actors), None)
-    if seat is not None and len(actors) > 1:
-        last = session.exec(select(MoveRecord.seat).where(MoveRecord.board_id == board.id)
-                            .order_by(MoveRecord.number.desc())).first()
-        if last == seat:
-            return None
-    return seat
+    from ..players import computer_can_act
+
+    state = boards.current_state(get_game(board.game), board)
+    return next((s for s in seats if computer_can_act(board.game, state, s)), None)
 
 
 def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
@@ -90,8 +85,14 @@ def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
             return False
         game = get_game(board.game)
         state, number = boards.current_state(game, board), board.move_count + 1
-    try:
-        text = computer_move(board.game, state, seat, seed=board_id * 1009 + number, settings=settings)
+        moves = [(seat_, text) for seat_, text in session.exec(
+            select(MoveRecord.seat, MoveRecord.text).where(MoveRecord.board_id == board_id,
+                                                          MoveRecord.kind.in_(MOVES))
+            .order_by(MoveRecord.number)).all()] if board.game == "go" else []
+    try:  # outside any transaction: thinking may take a second or two
+        text = computer_move(board.game, state, seat, seed=board_id * 1009 + number, moves=moves,
+                             gnugo_path=settings.gnugo_path, gnugo_level=settings.gnugo_level,
+                             search_seconds=settings.computer_seconds)
     except EngineError as error:
         log.warning("the computer could not move on board %s: %s", board_id, error)
         run(engine, settings, lambda unit: _tell_failure(unit, board_id, number, str(error)))

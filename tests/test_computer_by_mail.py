@@ -1,0 +1,96 @@
+"""Playing the computer by mail: `<game> challenge alice computer`. The computer
+thinks after the commit, outside any transaction, and moves through the same unit
+of work as a person; a failing engine leaves the game waiting, never half-applied."""
+
+import random
+import stat
+
+import pytest
+from sqlmodel import select
+
+from pbm import create_app
+from pbm.db import reading
+from pbm.games import REGISTRY, get_game
+from pbm.models import Board, MoveRecord
+from pbm.service import computer
+
+from .conftest import Mailer, body
+
+ALICE = "alice@players.test"
+OPTIONS = {"go": "-size=9", "greatkingdom": "-size=5", "twodragons": "-size=9", "dragons": "-num_tiles=10",
+           "twotigers": ""}
+
+
+@pytest.fixture
+def fast(overrides, outbox):
+    """A server whose computer thinks briefly; alice has an account."""
+    app = create_app({**overrides, "computer_seconds": 0.05})
+    server = app.extensions["pbm"]
+    mailer = Mailer(server, outbox)
+    assert mailer.send(ALICE, "signup alice alicepw").status == "applied"
+    yield server, mailer
+    assert computer.wait_idle(60)
+    server.engine.dispose()
+
+
+def board(server, board_id=101) -> Board:
+    with reading(server.engine) as session:
+        return session.get(Board, board_id)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_whole_game_against_the_computer_by_mail(fast, outbox, name):
+    server, mailer = fast
+    if name == "go":
+        from pbm.players import available
+        if not available(server.settings.gnugo_path):
+            pytest.skip("GNU Go is not installed (Debian package gnugo; .ci/run installs it)")
+    assert mailer.send(ALICE, f"{name} challenge alice computer {OPTIONS[name]}").status == "applied"
+    game, rng = get_game(name), random.Random(name)
+    for _ in range(400):
+        assert computer.wait_idle(60), "the computer is still thinking after a minute"
+        current = board(server)
+        if current.status != "active":
+            break
+        state = game.from_json(current.state)
+        assert 0 in game.actors(state), "the board waits for the computer, which has moved"
+        moves = list(game.legal_moves(state))
+        if name == "go" and state.phase != "play":
+            move = "done"
+        else:
+            move = game.format_move(rng.choice(moves))
+        result = mailer.send(ALICE, f"{name} move 101 alice alicepw {move}")
+        assert result.status == "applied", result.error
+    assert board(server).status == "finished"
+    with reading(server.engine) as session:
+        seats = set(session.exec(select(MoveRecord.seat).where(MoveRecord.kind == "move")).all())
+    assert seats == {0, 1}  # both alice and the computer moved
+    assert not [m for m in outbox.all() if "computer" in str(m["To"])]  # the computer gets no mail
+    assert server.rebuild() == []
+
+
+def test_a_failing_engine_leaves_the_game_waiting_and_the_human_told(overrides, outbox, tmp_path):
+    crashing = tmp_path / "gnugo"
+    crashing.write_text("#!/bin/sh\nexit 3\n")
+    crashing.chmod(crashing.stat().st_mode | stat.S_IEXEC)
+    app = create_app({**overrides, "gnugo_path": str(crashing)})
+    server = app.extensions["pbm"]
+    mailer = Mailer(server, outbox)
+    mailer.send(ALICE, "signup alice alicepw")
+    assert mailer.send(ALICE, "go challenge alice computer").status == "applied"
+    assert mailer.send(ALICE, "go move 101 alice alicepw D4").status == "applied"
+    assert computer.wait_idle(60)
+    assert board(server).move_count == 1 and board(server).status == "active"
+    told = outbox.to(ALICE)[-1]
+    assert told["Subject"] == "Go Board 101 waiting for the computer"
+    assert "The game waits; the server tries again in a few minutes." in " ".join(body(told).split())
+    server.engine.dispose()
+
+
+def test_without_gnu_go_the_computer_declines_go_with_a_sentence(overrides, outbox, tmp_path):
+    app = create_app({**overrides, "gnugo_path": str(tmp_path / "no-gnugo")})
+    mailer = Mailer(app.extensions["pbm"], outbox)
+    mailer.send(ALICE, "signup alice alicepw")
+    refused = mailer.send(ALICE, "go challenge alice computer")
+    assert refused.status == "rejected" and "GNU Go is not installed on this server" in refused.error
+    app.extensions["pbm"].engine.dispose()
