@@ -139,30 +139,31 @@ def _has_liberty(board, start: int, size: int) -> bool:
     return False
 
 
-def area_score(board, size: int, dead: frozenset[int] = frozenset()) -> tuple[int, int]:
-    """Black's and White's area (stones + empty regions reached only by them), dead removed."""
+def area_owners(board, size: int, dead: frozenset[int] = frozenset()) -> dict[int, int]:
+    """Every empty point (dead stones removed) in a region reached by one colour only,
+    with that colour: the area besides living stones."""
     cells = [EMPTY if i in dead else v for i, v in enumerate(board)]
-    nbrs = neighbours(size)
-    score = [0, 0, 0]
-    for v in cells:
-        score[v] += 1
-    score[EMPTY] = 0
+    owners: dict[int, int] = {}
     seen: set[int] = set()
-    for start, v in enumerate(cells):
-        if v != EMPTY or start in seen:
+    for start, value in enumerate(cells):
+        if value != EMPTY or start in seen:
             continue
-        region, borders, stack = {start}, set(), [start]
-        while stack:
-            for n in nbrs[stack.pop()]:
-                if cells[n] == EMPTY:
-                    if n not in region:
-                        region.add(n)
-                        stack.append(n)
-                else:
-                    borders.add(cells[n])
+        region, borders = flood(cells, start, size)
         seen |= region
-        if len(borders) == 1:
-            score[borders.pop()] += len(region)
+        colours = {cells[n] for n in borders}
+        if len(colours) == 1:
+            owner = colours.pop()
+            owners.update((i, owner) for i in region)
+    return owners
+
+
+def area_score(board, size: int, dead: frozenset[int] = frozenset()) -> tuple[int, int]:
+    """Black's and White's area (living stones + empty regions reached only by them)."""
+    score = {BLACK: 0, WHITE: 0, EMPTY: 0}
+    for i, v in enumerate(board):
+        score[EMPTY if i in dead else v] += 1
+    for owner in area_owners(board, size, dead).values():
+        score[owner] += 1
     return score[BLACK], score[WHITE]
 
 

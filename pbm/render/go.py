@@ -4,7 +4,8 @@ in scoring, dead stones faded and crossed, and each side's area shaded."""
 from __future__ import annotations
 
 from pbm.games.base import MoveError
-from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState, neighbours, star_points
+from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState, star_points
+from pbm.games.go import area_owners as go_area_owners
 
 from .square import SquareBoard
 from .svg import INK, document, el, num
@@ -17,31 +18,8 @@ COLOUR_NAME = {BLACK: "black", WHITE: "white"}
 
 
 def area_owners(state: GoState) -> dict[int, int]:
-    """Every point counted as area but not holding a living stone (empty points
-    surrounded by one colour, and dead stones), with the colour it counts for.
-    The same regions as ``pbm.games.go.area_score`` counts."""
-    size, dead = state.size, state.dead
-    cells = [EMPTY if i in dead else v for i, v in enumerate(state.board)]
-    nbrs = neighbours(size)
-    owners: dict[int, int] = {}
-    seen: set[int] = set()
-    for start, value in enumerate(cells):
-        if value != EMPTY or start in seen:
-            continue
-        region, borders, stack = {start}, set(), [start]
-        while stack:
-            for n in nbrs[stack.pop()]:
-                if cells[n] == EMPTY:
-                    if n not in region:
-                        region.add(n)
-                        stack.append(n)
-                else:
-                    borders.add(cells[n])
-        seen |= region
-        if len(borders) == 1:
-            owner = borders.pop()
-            owners.update((i, owner) for i in region)
-    return owners
+    """Every point counted as area but not holding a living stone, with its colour."""
+    return go_area_owners(state.board, state.size, state.dead)
 
 
 def last_point(state: GoState, last_move: str | None) -> int | None:
