@@ -79,9 +79,10 @@ class Change:
 
 def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
          tab: str | None = None) -> Change | None:
-    """Block until board ``board_id`` has a move count other than ``known``, another
-    tab takes ``seat`` from ``tab``, or the streams are reset; None after ``timeout``
-    seconds without any of these."""
+    """Block until board ``board_id`` has more moves than ``known``, another tab takes
+    ``seat`` from ``tab``, or the streams are reset; None after ``timeout`` seconds
+    without any of these. (A count this process heard of that is not above ``known``
+    is old news: the page read a newer one from the database.)"""
     with _changed:
         resets = _resets
 
@@ -89,7 +90,7 @@ def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
             if seat is not None and _holders.get(seat, tab) != tab:
                 return Change("replaced")
             latest = _latest.get(board_id, known)
-            if latest != known:
+            if latest > known:
                 return Change("move", latest)
             if _resets != resets:
                 return Change("resync")
@@ -99,12 +100,10 @@ def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
 
 
 def wait_for_change(board_id: int, known: int, timeout: float) -> int | None:
-    """Block until board ``board_id`` has a move count other than ``known``, or the
-    timeout passes; returns the new count or None."""
-    with _changed:
-        _changed.wait_for(lambda: _latest.get(board_id, known) != known, timeout)
-        latest = _latest.get(board_id, known)
-    return latest if latest != known else None
+    """Block until board ``board_id`` has more moves than ``known``, or the timeout
+    passes (or the streams are reset); returns the new count or None."""
+    change = wait(board_id, known, timeout)
+    return change.count if change is not None and change.kind == "move" else None
 
 
 def receive(channel: str, payload: str) -> None:

@@ -36,8 +36,41 @@ def last_move(view: BoardView) -> str | None:
 
 def picture(view: BoardView, interactive: bool) -> Markup:
     """The board as inline SVG; with ``interactive``, carrying the play hooks."""
-    return Markup(board_svg(view.game.name, view.state, move_number=view.at_move,
-                            last_move=last_move(view), interactive=interactive))
+    svg = board_svg(view.game.name, view.state, move_number=view.at_move, last_move=last_move(view),
+                    interactive=interactive)
+    return Markup(precise_hooks(svg) if interactive else svg)
+
+
+# Chromium hit-tests an SVG shape against its own coordinates rounded outward to
+# whole units: with one unit between points (as pbm.render draws), a tap up to half
+# a unit away lands on the neighbour drawn later (measured: the centre of D5 hit
+# E5). The hooks are therefore redrawn in hundredths, inside a group scaled back.
+HIT_SCALE = 100
+_POINT_HOOK = re.compile(r'<circle data-point="([^"]+)" cx="([-\d.]+)" cy="([-\d.]+)" r="([-\d.]+)"')
+_CELL_HOOK = re.compile(r'<polygon points="([-\d., ]+)" data-cell="([^"]+)"/>')
+
+
+def _scaled(number: str) -> str:
+    return f"{float(number) * HIT_SCALE:.1f}".rstrip("0").rstrip(".")
+
+
+def precise_hooks(svg: str) -> str:
+    """The picture with its ``[data-point]`` and ``[data-cell]`` hooks drawn in
+    hundredths (see above); what they cover stays the same."""
+    svg = _POINT_HOOK.sub(lambda m: f'<circle data-point="{m[1]}" cx="{_scaled(m[2])}" cy="{_scaled(m[3])}" '
+                                    f'r="{_scaled(m[4])}"', svg)
+    svg = svg.replace('pointer-events="all" class="points">',
+                      f'pointer-events="all" class="points" transform="scale({1 / HIT_SCALE:g})">')
+    cells = _CELL_HOOK.findall(svg)
+    if not cells:
+        return svg
+    svg = _CELL_HOOK.sub(lambda m: f'<polygon points="{m[1]}"/>', svg)
+    svg = svg.replace(' pointer-events="all" class="playable"', ' class="playable"')
+    hooks = "".join(f'<polygon points="{" ".join(",".join(map(_scaled, p.split(","))) for p in points.split())}" '
+                    f'data-cell="{name}"/>' for points, name in cells)
+    layer = (f'<g fill="none" pointer-events="all" class="cells" transform="scale({1 / HIT_SCALE:g})">'
+             f'{hooks}</g>')
+    return svg[:svg.rindex("</svg>")] + layer + "</svg>"
 
 
 def frame_size(svg: str) -> str:

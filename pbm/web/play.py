@@ -33,9 +33,11 @@ def csrf_token(play_token: str) -> str:
 
 
 def _same_origin() -> bool:
-    """Browsers send Origin (or Referer) on a form POST; another site's must not pass."""
+    """Browsers send Origin (or Referer) on a form POST; another site's must not pass.
+    Under the pages' ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null``:
+    then, as without the header, the form's token decides."""
     origin = request.headers.get("Origin") or request.headers.get("Referer")
-    if origin is None:  # not sent by a browser; the form's token still has to match
+    if origin in (None, "null"):
         return True
     return urlsplit(origin).netloc == request.host
 

@@ -133,9 +133,6 @@ def new_browser(size=DESKTOP, phone: bool = False, javascript: bool = True):
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": size[0], "height": size[1], "deviceScaleFactor": 2, "mobile": True})
         driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
-    else:
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False})
     return driver
 
 
@@ -172,11 +169,17 @@ def axe_violations(driver, source: str) -> list[dict]:
 
 
 def screenshot(driver, name: str) -> Path:
-    """The whole page as a PNG in docs/screenshots/."""
+    """The top of the page (about one and a half screens) as a PNG in docs/screenshots/,
+    scaled down to keep the files small."""
     import base64
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+    width, height, ratio = driver.execute_script(
+        "return [window.innerWidth, document.documentElement.scrollHeight, window.devicePixelRatio]")
+    clip = {"x": 0, "y": 0, "width": width, "height": min(height, int(1.5 * width) if width < 600 else 1000),
+            "scale": 1 / ratio if width < 600 else 0.75}
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                             "clip": clip})
     path = SCREENSHOTS / f"{name}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
     return path

@@ -140,7 +140,10 @@
   }
 
   /* ---- the keyboard cursor --------------------------------------------------- */
-  function centre(hook) { var b = hook.getBBox(); return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; }
+  function centre(element) {
+    var box = element.getBoundingClientRect();
+    return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
+  }
   function setCursor(hook) {
     if (!hook) { return; }
     cursorName = hookName(hook);
@@ -149,9 +152,12 @@
     announcer.textContent = cursorName + (isTarget(cursorName) ? "" : ", not playable now");
   }
   function home() {
-    var svg = one("svg.board", frame), box = svg.viewBox.baseVal, best = null, bestDistance = Infinity;
+    var points = hooks.map(centre), best = null, bestDistance = Infinity;
+    var xs = points.map(function (p) { return p.x; }), ys = points.map(function (p) { return p.y; });
+    var middle = { x: (Math.min.apply(null, xs) + Math.max.apply(null, xs)) / 2,
+                   y: (Math.min.apply(null, ys) + Math.max.apply(null, ys)) / 2 };
     hooks.forEach(function (h) {
-      var p = centre(h), d = Math.hypot(p.x - (box.x + box.width / 2), p.y - (box.y + box.height / 2));
+      var p = centre(h), d = Math.hypot(p.x - middle.x, p.y - middle.y);
       if (d < bestDistance) { best = h; bestDistance = d; }
     });
     setCursor(best);
@@ -162,7 +168,7 @@
     var c = centre(from), best = null, bestScore = Infinity;
     hooks.forEach(function (h) {
       var p = centre(h), ax = p.x - c.x, ay = p.y - c.y, along = ax * dx + ay * dy;
-      if (h === from || along < 0.01) { return; }
+      if (h === from || along < 1) { return; }
       var score = along + 2 * Math.abs(ax * dy - ay * dx);
       if (score < bestScore) { best = h; bestScore = score; }
     });
@@ -329,10 +335,20 @@
   document.addEventListener("click", function (event) {
     if (event.target.closest("[data-take-back]")) { window.location.reload(); }
   });
+  // A tab left in the background gives its connection back after a while (browsers
+  // allow six to one server) and catches up the moment it is shown again.
+  var hiddenTimer = null;
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden && stream && stream.readyState === EventSource.CLOSED && !replaced) { retryDelay = 500; connect(); }
+    window.clearTimeout(hiddenTimer);
+    if (document.hidden) {
+      hiddenTimer = window.setTimeout(function () { window.clearTimeout(retryTimer); stream.close(); }, 5000);
+    } else if (stream.readyState === EventSource.CLOSED && !replaced) { retryDelay = 500; connect(); }
   });
   window.addEventListener("online", function () { if (stream && !replaced) { retryDelay = 500; reconnect(); } });
+  // Leaving the page (or entering the back-forward cache) frees the connection at once;
+  // browsers allow only six to one server.
+  window.addEventListener("pagehide", function () { window.clearTimeout(retryTimer); if (stream) { stream.close(); } });
+  window.addEventListener("pageshow", function (event) { if (event.persisted && !replaced) { connect(); } });
 
   setup();
   connect();
