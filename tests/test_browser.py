@@ -417,6 +417,9 @@ def test_pages_pass_axe_and_screenshots_at_desktop_width(site, desktop):
         assert violations == [], (name, violations)
         if name in GAMES:
             screenshot(desktop, f"{name}-desktop")
+    # The check can fail: a button without a name is a critical violation.
+    desktop.execute_script("document.querySelector('main').appendChild(document.createElement('button'))")
+    assert [v["id"] for v in axe_violations(desktop, source)] == ["button-name"]
 
 
 def test_pages_work_without_javascript(site):

@@ -90,9 +90,9 @@ def acting(view: BoardView, seat: int | None) -> bool:
 def targets(view: BoardView, seat: int) -> dict:
     """What a pointer or key may send for ``seat`` (who is acting), for the script.
 
-    ``{"mode": "point", "moves": {"D4": "D4", ...}, "confirm": true}``: a point
-    sends its move (Go scoring: ``mark D4`` on every stone; ``confirm``: a tap
-    only selects until confirmed, for stones that stay). ``{"mode": "path",
+    ``{"mode": "point", "moves": {"D4": "D4", ...}, "confirm": true, "prefix": ""}``:
+    a point sends its move (Go scoring: ``mark D4`` on every stone, ``prefix``
+    "mark "; ``confirm``: a tap only selects until confirmed, for stones that stay). ``{"mode": "path",
     "paths": [["c2", "c4", "e4"], ...]}``: every legal path, chain prefixes
     included (Two Tigers). ``{"mode": "cell"}``: the picture's ``[data-cell]``
     hooks, whose orientations the page asks for (Dragons).
@@ -104,9 +104,9 @@ def targets(view: BoardView, seat: int) -> dict:
     if any("-" in t for t in texts):
         return {"mode": "path", "paths": [t.split("-") for t in texts if "-" in t]}
     if any(t.startswith("mark ") for t in texts):
-        return {"mode": "point", "confirm": False, "moves": {
+        return {"mode": "point", "confirm": False, "prefix": "mark ", "moves": {
             name: f"mark {name}" for name in _points(state.size) if _legal(view, seat, f"mark {name}")}}
-    return {"mode": "point", "confirm": True, "moves": {t: t for t in texts if t not in ACTIONS}}
+    return {"mode": "point", "confirm": True, "prefix": "", "moves": {t: t for t in texts if t not in ACTIONS}}
 
 
 def _points(size: int) -> list[str]:

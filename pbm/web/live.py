@@ -38,29 +38,27 @@ STREAM_SECONDS = 25.0
 HEARTBEAT_SECONDS = 8.0  # a comment line this often finds a closed connection
 LISTENER_READY_SECONDS = 5.0
 
-_open_lock = threading.Lock()
-_open = 0
+class Streams:
+    """How many streams one application serves now, against its cap."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.open = 0
+
+    def reserve(self, cap: int) -> bool:
+        with self.lock:
+            if self.open >= cap:
+                return False
+            self.open += 1
+            return True
+
+    def release(self) -> None:
+        with self.lock:
+            self.open -= 1
 
 
-def _reserve() -> bool:
-    global _open
-    with _open_lock:
-        if _open >= current_app.config.get("PBM_MAX_STREAMS", MAX_STREAMS):
-            return False
-        _open += 1
-        return True
-
-
-def _release() -> None:
-    global _open
-    with _open_lock:
-        _open -= 1
-
-
-def open_streams() -> int:
-    """How many streams this process serves now."""
-    with _open_lock:
-        return _open
+def streams() -> Streams:
+    return current_app.extensions.setdefault("pbm_streams", Streams())
 
 
 def _listen_if_postgres() -> None:
@@ -82,7 +80,8 @@ def _event(name: str, data: dict, event_id: int | None = None) -> str:
 
 
 def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> Response:
-    if not _reserve():
+    slots = streams()
+    if not slots.reserve(current_app.config.get("PBM_MAX_STREAMS", MAX_STREAMS)):
         return Response("Too many pages are open on this server; this page tries again shortly.\n",
                         503, {"Retry-After": "10", "Cache-Control": "no-store"}, mimetype="text/plain")
     try:
@@ -90,7 +89,7 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> R
         with reading(service().engine) as session:
             count = board_or_404(session, board_id).move_count
     except BaseException:
-        _release()
+        slots.release()
         raise
     known = _known()
     seconds = current_app.config.get("PBM_STREAM_SECONDS", STREAM_SECONDS)
@@ -116,7 +115,7 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> R
 
     response = Response(generate(), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-    response.call_on_close(_release)
+    response.call_on_close(slots.release)  # every WSGI server closes the response
     return response
 
 
