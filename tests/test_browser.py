@@ -311,6 +311,34 @@ def test_a_second_tab_takes_the_seat_over(site, desktop):
         desktop.switch_to.window(first)
 
 
+def test_a_page_reconnects_after_the_server_was_away_and_catches_up(tmp_path, second):
+    """The server stops; a move is made meanwhile; the server comes back on the same
+    port; the open page finds it by itself and shows the move."""
+    from urllib.parse import urlsplit
+
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    process, base = start_server(tmp_path)
+    service = Service(load_settings({"instance_path": str(tmp_path / "instance"), "maildir": str(tmp_path / "m"),
+                                     "server_address": "pbm@pbm.test", "secret_key": "browser-test-key"}))
+    try:
+        site = Site(base, service)
+        board = site.board("twodragons")
+        open_page(second, board.play_url(1))
+        stop_server(process)
+        site.play(board, "E5")
+        process, _ = start_server(tmp_path, port=urlsplit(base).port)
+        wait_for_move(second, 1, timeout=20)  # the page retries with a growing pause, at most 15 s
+        assert second.find_elements("css selector", "[data-move-form]")
+        # While the server was away the browser logged the broken and refused stream.
+        assert all("/events?" in error for error in console_errors(second))
+    finally:
+        second.get("about:blank")  # leave the page before its server stops for good
+        service.engine.dispose()
+        stop_server(process)
+
+
 def test_history_buttons_keys_and_slider(site, desktop):
     from selenium.webdriver.common.keys import Keys
 

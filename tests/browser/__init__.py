@@ -34,13 +34,14 @@ PHONE = (390, 844)
 ALICE, BOB = "alice@players.test", "bob@players.test"
 
 
-def start_server(directory: Path, database_url: str | None = None, extra_env: dict | None = None):
-    """``pbm serve`` on a free port, its database migrated; returns (process, base URL)."""
-    port = free_port()
+def start_server(directory: Path, database_url: str | None = None, port: int | None = None):
+    """``pbm serve`` on ``port`` (default: a free one), its database migrated; returns
+    (process, base URL)."""
+    port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PBM_INSTANCE_PATH": str(directory / "instance"), "PBM_LOG_LEVEL": "WARNING",
            "PBM_SERVER_ADDRESS": "pbm@pbm.test", "PBM_BASE_URL": base, "PBM_SECRET_KEY": "browser-test-key",
-           "PBM_MAILDIR": str(directory / "maildir"), **(extra_env or {})}
+           "PBM_MAILDIR": str(directory / "maildir")}
     if database_url:
         env["PBM_DATABASE_URL"] = database_url
     subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True, capture_output=True)
