@@ -96,12 +96,57 @@ def shown_move(driver) -> int:
 
 
 def wait_for_move(driver, number: int, timeout: float = 10) -> None:
-    waiter(driver, timeout).until(lambda d: shown_move(d) == number,
-                                  f"the board to show move {number}")
+    from selenium.common.exceptions import WebDriverException
+
+    def shows(d) -> bool:
+        try:
+            return shown_move(d) == number
+        except WebDriverException as error:  # the page is being replaced
+            if LEFT not in str(error):
+                raise
+            return False
+
+    waiter(driver, timeout).until(shows, f"the board to show move {number}")
+
+
+def follow(driver, selector):
+    """Click something that loads a new page, and wait until that page has loaded
+    (a find right after the click could still see the old page)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    old = by_css(driver, "html")
+    click(driver, selector)
+    waiter(driver).until(lambda d: left_document(old))
+    waiter(driver).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    waiter(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "svg.board")))
+
+
+LEFT = "does not belong to the document"  # chromedriver's word for a node of a page being left
+
+
+def left_document(element) -> bool:
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if LEFT in str(error):
+            return True
+        raise
+    return False
 
 
 def click(driver, selector):
-    by_css(driver, selector).click()
+    """Click the element; a click that starts loading another page may be reported by
+    chromedriver as the node having left the document: the click was made."""
+    from selenium.common.exceptions import WebDriverException
+    try:
+        by_css(driver, selector).click()
+    except WebDriverException as error:
+        if LEFT not in str(error):
+            raise
 
 
 def keys(driver, *sequence):
@@ -237,7 +282,7 @@ def test_dragons_cell_then_orientation_by_click_and_by_keyboard(site, desktop):
     open_page(desktop, board.play_url(1))
     cells = [e.get_attribute("data-cell") for e in desktop.find_elements("css selector", "[data-cell]")]
     assert len(cells) == len(set(cells))
-    listed = desktop.find_elements("css selector", ".playable li")
+    listed = desktop.find_elements("css selector", ".playable tbody tr")
     assert len(listed) == len(cells)  # each playable cell listed once
     focus_board(desktop)
     keys(desktop, Keys.HOME, Keys.ENTER)  # the cell at the cursor: its orientations, the first one focused
@@ -451,8 +496,6 @@ def test_pages_pass_axe_and_screenshots_at_desktop_width(site, desktop):
 
 
 def test_pages_work_without_javascript(site):
-    from selenium.webdriver.support import expected_conditions as EC
-
     driver = new_browser(DESKTOP, javascript=False)
     try:
         board = site.board("go")
@@ -461,20 +504,14 @@ def test_pages_work_without_javascript(site):
         field = by_css(driver, "#move")
         assert field.get_attribute("autofocus") is None
         field.send_keys("Z99")
-        old = by_css(driver, "html")
-        click(driver, "[data-move-form] button[type=submit]")
-        waiter(driver).until(EC.staleness_of(old))
+        follow(driver, "[data-move-form] button[type=submit]")
         assert "Z99 is off the board" in by_css(driver, "[data-error]").text
         assert by_css(driver, "#move").get_attribute("value") == "Z99"  # the typed move stays
         by_css(driver, "#move").clear()
         by_css(driver, "#move").send_keys("e5")
-        old = by_css(driver, "html")
-        click(driver, "[data-move-form] button[type=submit]")
-        waiter(driver).until(EC.staleness_of(old))
+        follow(driver, "[data-move-form] button[type=submit]")
         assert shown_move(driver) == 1 and status(driver) == "It is bob's turn (White)."
-        old = by_css(driver, "html")
-        click(driver, '[data-history-step="first"]')
-        waiter(driver).until(EC.staleness_of(old))
+        follow(driver, '[data-history-step="first"]')
         assert shown_move(driver) == 0
     finally:
         driver.quit()

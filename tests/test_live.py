@@ -307,6 +307,7 @@ def test_the_listener_thread_hears_a_commit_of_another_process(database_url, tmp
 
     service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path),
                                      "server_address": "pbm@pbm.test"}))
+    events.clear()  # boards of earlier tests' databases had the same numbers
     listener = events.start_listener(database_url)
     try:
         assert listener.listening.wait(10)

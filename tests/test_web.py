@@ -242,7 +242,7 @@ def test_dragons_orientations_and_cells_listed_once(players, client, server):
     dragons = get_game("dragons")
     playable = dragons.playable(dragons.initial_state({}))
     assert sorted(cells) == sorted(name for name, _ in playable)
-    assert len(re.findall(r"<li><a href=\"\?cell=", page)) == len(playable)  # the one list of cells
+    assert len(re.findall(r"<tr><td><a href=\"\?cell=", page)) == len(playable)  # the one list of cells
     assert "Playable cells and the orientations" not in page  # not a second time in the diagram
     cell, fits = playable[0]
     fragment = client.get(f"/play/{alice}/orientations?cell={cell}")

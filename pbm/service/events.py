@@ -106,6 +106,14 @@ def wait_for_change(board_id: int, known: int, timeout: float) -> int | None:
     return change.count if change is not None and change.kind == "move" else None
 
 
+def clear() -> None:
+    """Forget every count and seat heard so far (for a process that starts over on
+    another database, as tests do)."""
+    with _changed:
+        _latest.clear()
+        _holders.clear()
+
+
 def receive(channel: str, payload: str) -> None:
     """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``; ``pbm_seat``:
     ``{"seat": key, "tab": id}``); a malformed one is logged and dropped."""
