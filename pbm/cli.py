@@ -14,13 +14,26 @@ def _settings():
     return load_settings()
 
 
+def _interrupt(*_) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_serve(args) -> int:
     from waitress import create_server
 
     from . import scheduler, smtpd
     from .web import create_app
 
-    app = create_app()
+    configured = _settings()
+    # Links in mails point at this server unless PBM_BASE_URL says otherwise.
+    own_url = configured.base_url if os.environ.get("PBM_BASE_URL") else f"http://{args.host}:{args.port}"
+    app = create_app({"base_url": own_url})
+    try:
+        web = create_server(app, host=args.host, port=args.port, threads=args.threads)
+    except OSError as error:
+        print(f"pbm serve: cannot listen on {args.host}:{args.port} ({error.strerror}); "
+              f"choose another port with --port (make run PORT=...).", file=sys.stderr)
+        return 1
     server = app.extensions["pbm"]
     settings = server.settings
     jobs = None if args.no_scheduler else scheduler.build(server, background=True)
@@ -29,8 +42,15 @@ def cmd_serve(args) -> int:
     listener = None
     if args.smtp_port:
         listener = smtpd.controller(server, args.host, args.smtp_port)
-        listener.start()
-    web = create_server(app, host=args.host, port=args.port, threads=args.threads)
+        try:
+            listener.start()
+        except (OSError, RuntimeError) as error:
+            print(f"pbm serve: cannot listen for SMTP on {args.host}:{args.smtp_port} ({error}); "
+                  "choose another port with --smtp-port (make run SMTP_PORT=...).", file=sys.stderr)
+            if jobs:
+                jobs.shutdown(wait=False)
+            listener.stop()
+            return 1
     print(f"pbm is running.\n"
           f"  Web status page:   http://{args.host}:{args.port}/\n"
           + (f"  SMTP for commands: {args.host}:{args.smtp_port} (write to {settings.server_address})\n"
@@ -42,12 +62,13 @@ def cmd_serve(args) -> int:
         text = open(args.first_steps).read()
         print(text.replace("{web}", f"http://{args.host}:{args.port}").replace("{smtp}", f"{args.host}:{args.smtp_port}")
               .replace("{outbox}", settings.maildir), flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: web.close())
+    signal.signal(signal.SIGTERM, _interrupt)  # systemd's stop: end like Ctrl-C, quietly
     try:
         web.run()
     except KeyboardInterrupt:
         pass
     finally:
+        web.close()
         if jobs:
             jobs.shutdown(wait=False)
         if listener:

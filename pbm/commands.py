@@ -24,10 +24,14 @@ USAGE = {
     "move": "<game> move <board> <userid> <password> <move>[#n]",
     "resign": "<game> resign <board> <userid> <password>",
     "show": "<game> show <board>[#n]",
-    "games": "<game> games [<userid>]",
+    "games": "<game> games [<userid>] [next | active | all]",
     "list": "<game> list",
     "history": "<game> history <board>",
 }
+
+
+AUTHENTICATED = ("move", "change_password", "change_address")  # verbs whose password is checked
+SECRET = "********"
 
 
 class CommandError(ValueError):
@@ -52,6 +56,27 @@ class Command:
     timing: dict = field(default_factory=dict)  # challenge --nagtime / --expiretime
 
 
+def credentials(line: str) -> tuple[str, str] | None:
+    """The (userid, password) a command line asks to be checked, if any."""
+    try:
+        command = parse_command(line)
+    except CommandError:
+        return None
+    return (command.userid, command.password) if command.verb in AUTHENTICATED else None
+
+
+def redact(line: str) -> str:
+    """The line with its passwords replaced by ``SECRET`` (for what is stored or logged)."""
+    try:
+        command = parse_command(line)
+    except CommandError:
+        return line
+    secrets = {command.password} if command.password else set()
+    if command.verb == "change_password":
+        secrets.add(command.args[0])
+    return " ".join(SECRET if word in secrets else word for word in line.split())
+
+
 def match_word(word: str, choices, what: str) -> str | None:
     """The choice ``word`` names, in full or abbreviated; None when none; CommandError
     when the abbreviation fits several."""
@@ -68,7 +93,7 @@ def match_word(word: str, choices, what: str) -> str | None:
 
 
 def _board(word: str, verb: str) -> tuple[int, int | None]:
-    match = re.fullmatch(r"#?(\d+)(?:#(\d+))?", word)
+    match = re.fullmatch(r"#?([0-9]{1,9})(?:#([0-9]{1,9}))?", word)  # ids stay within 32 bits
     if not match:
         raise CommandError(f"{word!r} is not a board number (boards are numbered like 101).", USAGE[verb])
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None
@@ -115,7 +140,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         kind = "change_password" if what == "password" else "change_address"
         return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
     if verb in ("games", "list"):
-        return Command("games", game=game, userid=rest[0].lower() if rest else None)
+        return _parse_games(game, rest)
     if verb == "multiple":
         return Command("multiple")
     if verb == "challenge":
@@ -133,13 +158,32 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     _need(rest, 4, verb)
     board, number = _board(rest[0], verb)
     text = " ".join(rest[3:])
-    check = re.search(r"\s*#\s*(\d+)\s*$", text)
+    check = re.search(r"\s*#\s*([0-9]{1,9})\s*$", text)
     if check:
         number, text = int(check.group(1)), text[:check.start()]
     if not text.strip():
         raise CommandError("The move is missing after the password.", USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
+
+
+GAMES_FILTERS = ("next", "active", "all")
+
+
+def _parse_games(game: str | None, rest: list[str]) -> Command:
+    """``games [<userid>] [next|active|all]``: next = boards where that player is to move."""
+    words = list(rest)
+    which = "all"
+    if words and words[-1].lower() in GAMES_FILTERS:
+        which = words.pop().lower()
+    if len(words) > 1:
+        raise CommandError(f"{' '.join(rest)!r} is not a userid and a filter (next, active or all).",
+                           USAGE["games"])
+    userid = words[0].lower() if words else None
+    if which == "next" and userid is None:
+        raise CommandError("'next' lists the boards where a player is to move: name the player.",
+                           USAGE["games"])
+    return Command("games", game=game, userid=userid, args=(which,))
 
 
 def _parse_challenge(game: str | None, rest: list[str]) -> Command:

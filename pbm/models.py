@@ -37,7 +37,8 @@ class UTCDateTime(sa.types.TypeDecorator):
 class Player(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     userid: str = Field(max_length=32, unique=True, index=True)
-    email: str = Field(max_length=254, unique=True, index=True)
+    email: Optional[str] = Field(default=None, max_length=254, unique=True, index=True)  # None: no mail
+    # (the server's own player, and browser seats without an address)
     password_hash: Optional[str] = Field(default=None, max_length=255)
     invited: bool = False  # created by a challenge; no password until signup
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
@@ -149,3 +150,42 @@ class OutboxMail(SQLModel, table=True):
     last_error: Optional[str] = Field(default=None, sa_type=sa.Text)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     sent_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
+
+
+class Confirmation(SQLModel, table=True):
+    """An address waiting to be confirmed by a reply from it (to ``pbm+0.<token>@``).
+
+    ``action`` ``signup``: make the account ``userid`` (password hash kept here)
+    with this address; ``address``: move the account ``player_id`` to it."""
+
+    __tablename__ = "confirmation"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    token: str = Field(max_length=40, unique=True)
+    action: str = Field(max_length=10)
+    address: str = Field(max_length=254, index=True)
+    userid: str = Field(default="", max_length=32)
+    password_hash: Optional[str] = Field(default=None, max_length=255)
+    player_id: Optional[int] = Field(default=None, foreign_key="player.id")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class PasswordFailure(SQLModel, table=True):
+    """A wrong password: counted per account and per sender to lock out guessing."""
+
+    __tablename__ = "password_failure"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    userid: str = Field(max_length=32, index=True)
+    sender: str = Field(max_length=320, index=True)
+    at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+
+
+class UsedToken(SQLModel, table=True):
+    """A webhook signature token (Mailgun's ``token``) already accepted: never again."""
+
+    __tablename__ = "used_token"
+
+    token: str = Field(primary_key=True, max_length=100)
+    used_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)

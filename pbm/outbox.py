@@ -1,18 +1,26 @@
 """The outbox: every outgoing mail is a row first, delivered after commit.
 
 A row is written already claimed by the request that made it (a lease of
-a few minutes), which sends it right after the commit; the scheduler's
-sweep claims a row with a conditional UPDATE only when it is due: a failed
-attempt (retried later with back-off and the same Message-ID) or a lease
-that ran out because the process died. So no mail is sent twice, and none
-is lost.
+a few minutes, with a claim token), which sends it right after the commit;
+the scheduler's sweep claims a row with a conditional UPDATE only when it is
+due: a failed attempt (retried later with back-off and the same Message-ID)
+or a lease that ran out because the process died.
+
+Each mail is marked sent in its own transaction the moment the relay accepts
+it (a local Maildir batch, written within microseconds, in one), so a crash
+can repeat only the mail in flight: delivery is at least once, never lost,
+and a repeat carries the same Message-ID. A mail that
+fails ``MAX_ATTEMPTS`` times is marked ``failed`` and logged at ERROR, once.
+One mail's failure, whatever raised it, never stops the rest of its batch.
 """
 
 from __future__ import annotations
 
+import atexit
 import email.policy
 import logging
 import threading
+import time
 import uuid
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -23,7 +31,7 @@ from sqlmodel import Session, select
 
 from .config import Settings
 from .db import reading, transaction
-from .mail.transport import DeliveryError, send
+from .mail.transport import DeliveryError, Transport, ascii_address, open_transport
 from .models import OutboxMail, utcnow
 
 log = logging.getLogger(__name__)
@@ -32,20 +40,38 @@ CLAIM_LEASE = timedelta(minutes=5)
 MAX_ATTEMPTS = 30
 FIRST_RETRY = timedelta(minutes=1)
 LONGEST_RETRY = timedelta(hours=6)
+SWEEP_BATCH = 500
+# How long a process that is exiting (``pbm ingest``, ``pbm sweep``) waits for its
+# background deliveries; what is still unsent then goes with the sweep after the lease.
+EXIT_WAIT_SECONDS = 20.0
 
 
 def queue(session: Session, message: EmailMessage, board_id: int | None, now: datetime) -> OutboxMail:
     """Add a mail to the outbox inside the caller's transaction, claimed for sending
-    right after the commit (see ``deliver_after_commit``)."""
+    right after the commit (see ``deliver_after_commit``).
+
+    The stored bytes are what goes on the wire: a recipient whose domain is
+    internationalised but whose local part is ASCII is written with an IDNA
+    domain in ``To`` (any relay takes it); a non-ASCII local part keeps UTF-8
+    headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
+    recipient = str(message["To"])
+    wire_policy = email.policy.SMTP
+    if not recipient.isascii():
+        ascii_recipient = ascii_address(recipient)
+        if ascii_recipient is None:
+            wire_policy = email.policy.SMTPUTF8
+        else:
+            message.replace_header("To", ascii_recipient)
     row = OutboxMail(
         message_id=str(message["Message-ID"]),
         board_id=board_id,
-        recipient=str(message["To"]),
+        recipient=recipient,
         subject=str(message["Subject"]),
-        raw=message.as_bytes(policy=email.policy.SMTP),
+        raw=message.as_bytes(policy=wire_policy),
         status="sending",
         attempts=1,
         claimed_until=now + CLAIM_LEASE,
+        claim=uuid.uuid4().hex,
         next_attempt_at=now,
         created_at=now,
     )
@@ -54,20 +80,26 @@ def queue(session: Session, message: EmailMessage, board_id: int | None, now: da
 
 
 def backoff(attempts: int) -> timedelta:
+    """The wait after the ``attempts``-th failed attempt: 1 minute, doubling, at most 6 hours."""
     return min(FIRST_RETRY * (2 ** max(0, attempts - 1)), LONGEST_RETRY)
 
 
-def _claim(engine: Engine, mail_ids: list[int], now: datetime) -> list[OutboxMail]:
-    """Take the given mails that nobody else is sending (one conditional UPDATE)."""
-    claimable = or_(
+def _due(now: datetime):
+    """Rows a sweep may claim: a failed attempt whose wait is over, or a lapsed lease,
+    and never one that has used up its attempts."""
+    return and_(OutboxMail.attempts < MAX_ATTEMPTS, or_(
         and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
         and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
-    )
+    ))
+
+
+def _claim(engine: Engine, mail_ids: list[int], now: datetime) -> list[OutboxMail]:
+    """Take the given mails that are due and nobody else is sending (one conditional UPDATE)."""
     token = uuid.uuid4().hex
     with transaction(engine) as session:
         session.execute(
             update(OutboxMail)
-            .where(OutboxMail.id.in_(mail_ids), claimable)
+            .where(OutboxMail.id.in_(mail_ids), _due(now))
             .values(status="sending", claimed_until=now + CLAIM_LEASE, claim=token,
                     attempts=OutboxMail.attempts + 1))
         return list(session.exec(select(OutboxMail).where(OutboxMail.claim == token,
@@ -82,53 +114,151 @@ def deliver(engine: Engine, settings: Settings, mail_ids: list[int], now: dateti
 
 
 def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], now: datetime) -> int:
-    """Send rows this process has claimed, then record the results in one transaction."""
-    sent, failed = [], []
-    for row in rows:
-        try:
-            send(settings, settings.server_address, row.recipient, row.raw)
-            sent.append(row.id)
-        except DeliveryError as error:
-            log.warning("mail %s to %s failed (attempt %d): %s", row.message_id, row.recipient,
-                        row.attempts, error)
-            failed.append((row, str(error)))
+    """Send rows this process has claimed over one transport; returns how many it accepted.
+
+    Over a relay each result is recorded before the next mail goes, so a crash
+    can repeat only the mail in flight. A local transport takes a batch within
+    microseconds, so its results are recorded together: one write transaction,
+    which under load is a wait for the write lock, instead of one per mail."""
+    results: list[tuple[OutboxMail, str | None]] = []
+    sent = 0
+    with open_transport(settings) as transport:
+        for row in rows:
+            error = _attempt(transport, settings, row)
+            sent += error is None
+            results.append((row, error))
+            if transport.round_trip:
+                _record(engine, results, now)
+                results = []
+    _record(engine, results, now)
+    return sent
+
+
+def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str | None:
+    """Send one mail; returns None when it went, else why it did not."""
+    try:
+        transport.send(settings.server_address, row.recipient, row.raw)
+    except DeliveryError as error:
+        return str(error)
+    except Exception as error:  # a defect costs this mail an attempt, never the batch
+        log.exception("mail %s to %s: unexpected error while sending", row.message_id, row.recipient)
+        return f"{error.__class__.__name__}: {error}"
+    return None
+
+
+def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: datetime) -> None:
+    """Write attempts' results (row, None when sent or else the error) in one
+    transaction, each only while this claim still holds its row."""
+    if not results:
+        return
+    failures = []
     with transaction(engine) as session:
-        if sent:
-            session.execute(update(OutboxMail).where(OutboxMail.id.in_(sent)).values(
-                status="sent", sent_at=utcnow(), claimed_until=None, last_error=None))
-        for row, error in failed:
-            session.execute(update(OutboxMail).where(OutboxMail.id == row.id).values(
-                status="failed" if row.attempts >= MAX_ATTEMPTS else "pending", claimed_until=None,
-                next_attempt_at=now + backoff(row.attempts), last_error=error[:2000]))
-    return len(sent)
+        for row, error in results:
+            ours = and_(OutboxMail.id == row.id, OutboxMail.claim == row.claim,
+                        OutboxMail.status == "sending")
+            if error is None:
+                session.execute(update(OutboxMail).where(ours).values(
+                    status="sent", sent_at=now, claimed_until=None, last_error=None))
+                continue
+            given_up = row.attempts >= MAX_ATTEMPTS
+            changed = session.execute(update(OutboxMail).where(ours).values(
+                status="failed" if given_up else "pending", claimed_until=None,
+                next_attempt_at=now + backoff(row.attempts), last_error=error[:2000])).rowcount
+            failures.append((row, error, given_up and changed))
+    for row, error, given_up in failures:
+        if given_up:
+            log.error("mail %s to %s failed for good after %d attempts; last error: %s",
+                      row.message_id, row.recipient, row.attempts, error)
+        else:
+            log.warning("mail %s to %s failed (attempt %d of %d): %s", row.message_id, row.recipient,
+                        row.attempts, MAX_ATTEMPTS, error)
+
+
+def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
+    """Mark failed the mails whose last allowed attempt never reported back (the
+    process died while sending), so attempts stay bounded and the operator is told."""
+    lapsed = and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now,
+                  OutboxMail.attempts >= MAX_ATTEMPTS)
+    with reading(engine) as session:
+        rows = session.exec(select(OutboxMail).where(lapsed)).all()
+    if not rows:
+        return
+    with transaction(engine) as session:
+        for row in rows:
+            session.execute(update(OutboxMail).where(OutboxMail.id == row.id, lapsed).values(
+                status="failed", claimed_until=None,
+                last_error=f"no result from attempt {row.attempts}; {row.last_error or ''}"[:2000]))
+    for row in rows:
+        log.error("mail %s to %s failed for good: attempt %d of %d never reported back",
+                  row.message_id, row.recipient, row.attempts, MAX_ATTEMPTS)
+
+
+_background: set[threading.Thread] = set()
+_background_lock = threading.Lock()
 
 
 def deliver_after_commit(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
     """Send the mails a transaction just committed (``queue`` claimed them): at once for
-    local backends, in the background for SMTP, so a slow or absent relay never delays
-    the answer to the inbound mail."""
+    local backends, in a background thread for SMTP, so a slow or absent relay never
+    delays the answer to the inbound mail. A process that exits waits up to
+    ``EXIT_WAIT_SECONDS`` for those threads (see ``wait_for_deliveries``)."""
     if not rows:
         return
-    if settings.mail_backend == "smtp":
-        thread = threading.Thread(target=_send_committed, args=(engine, settings, rows), daemon=True)
-        thread.start()
-    else:
+    if settings.mail_backend != "smtp":
         _send_committed(engine, settings, rows)
+        return
+    thread = threading.Thread(target=_send_in_background, args=(engine, settings, rows),
+                              name="pbm-outbox", daemon=True)
+    with _background_lock:
+        _background.add(thread)
+    thread.start()
+
+
+def _send_in_background(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+    try:
+        _send_committed(engine, settings, rows)
+    finally:
+        with _background_lock:
+            _background.discard(threading.current_thread())
 
 
 def _send_committed(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
     try:
         _send_claimed(engine, settings, rows, utcnow())
-    except Exception:  # the lease runs out and the scheduler's sweep sends them
+    except Exception:  # the database failed: the lease runs out and the sweep sends them
         log.exception("delivering outbox mails %s failed", [row.id for row in rows])
 
 
+def wait_for_deliveries(timeout: float) -> bool:
+    """Wait until this process's background deliveries have finished, at most
+    ``timeout`` seconds; returns whether they all did."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with _background_lock:
+            running = next(iter(_background), None)
+        if running is None:
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        running.join(remaining)
+
+
+@atexit.register
+def _wait_at_exit() -> None:
+    # Daemon threads die with the process: without this, `pbm ingest` would exit
+    # before its mails went and leave them to the sweep after the lease.
+    if not wait_for_deliveries(EXIT_WAIT_SECONDS):
+        log.warning("exiting with mail deliveries still running; the sweep retries them "
+                    "after the %s lease", CLAIM_LEASE)
+
+
 def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
-    """The scheduler's sweep: try every mail that is due (or whose claim lapsed)."""
+    """The scheduler's sweep: try every mail that is due (or whose claim lapsed), at most
+    ``SWEEP_BATCH`` a run; returns how many went out."""
     now = now or utcnow()
+    _give_up_on_lapsed(engine, now)
     with reading(engine) as session:
-        ids = session.exec(select(OutboxMail.id).where(or_(
-            and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
-            and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
-        )).order_by(OutboxMail.id).limit(500)).all()
+        ids = session.exec(select(OutboxMail.id).where(_due(now))
+                           .order_by(OutboxMail.id).limit(SWEEP_BATCH)).all()
     return deliver(engine, settings, list(ids), now) if ids else 0

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 OUTBOX_SECONDS = 30
 DEADLINE_SECONDS = 300
+COMPUTER_SECONDS = 120  # retries of computer moves that failed or were never started
 
 
 def sweep(server: Service, now: datetime | None = None) -> dict[str, int]:
@@ -27,6 +28,7 @@ def sweep(server: Service, now: datetime | None = None) -> dict[str, int]:
     return {
         "reminders": server.send_reminders(now),
         "expired": server.expire_boards(now),
+        "computer": server.computer_moves(),
         "delivered": deliver_due(server.engine, server.settings, now),
     }
 
@@ -55,4 +57,6 @@ def build(server: Service, background: bool):
                       id="reminders", **defaults)
     scheduler.add_job(_safe(server.expire_boards), "interval", seconds=DEADLINE_SECONDS,
                       id="expiry", **defaults)
+    scheduler.add_job(_safe(server.computer_moves), "interval", seconds=COMPUTER_SECONDS,
+                      id="computer", **defaults)
     return scheduler

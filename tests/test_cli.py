@@ -3,6 +3,7 @@
 import json
 import mailbox
 import os
+import signal
 import smtplib
 import sqlite3
 import subprocess
@@ -37,7 +38,7 @@ def test_db_upgrade_then_ingest_then_sweep(env, tmp_path):
     box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
     assert len(box) == 1
     swept = pbm("sweep", env=env)
-    assert swept.returncode == 0 and swept.stdout.decode().strip() == "reminders=0 expired=0 delivered=0"
+    assert swept.returncode == 0 and swept.stdout.decode().strip() == "reminders=0 expired=0 computer=0 delivered=0"
 
 
 def test_ingest_exits_75_when_the_database_is_unavailable(env, tmp_path):
@@ -118,3 +119,32 @@ def test_smtpd_alone_takes_mail_like_ingest(env, tmp_path):
     finally:
         process.terminate()
         process.communicate(timeout=30)
+
+
+def test_serve_links_to_its_own_port_refuses_a_busy_port_and_stops_quietly(env, tmp_path):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    env = {k: v for k, v in env.items() if k != "PBM_BASE_URL"}
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=2), "pbm serve to start")
+        for raw in (make_mail("alice@players.test", "signup alice alicepw"),
+                    make_mail("bob@players.test", "signup bob bobpw"),
+                    make_mail("alice@players.test", "greatkingdom challenge alice bob")):
+            request = urllib.request.Request(base + "/inbound/email", data=raw,
+                                             headers={"Content-Type": "message/rfc822"})
+            urllib.request.urlopen(request, timeout=30).read()
+        box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
+        board_mail = next(m for m in box if m["Subject"] == "Great Kingdom Board 101 alice")
+        assert f"{base}/play/" in board_mail.get_payload(decode=True).decode()
+        busy = pbm("serve", "--port", str(port), env=env)
+        assert busy.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{port}" in busy.stderr.decode()
+        assert "choose another port with --port" in busy.stderr.decode()
+        assert "Traceback" not in busy.stderr.decode()
+    finally:
+        process.send_signal(signal.SIGTERM)  # what systemd's stop sends
+        output = process.communicate(timeout=30)[0].decode()
+    assert process.returncode == 0 and "Traceback" not in output

@@ -87,8 +87,12 @@ def test_games_and_list(players, outbox):
 def test_change_password_and_address(players, outbox):
     assert players.send(ALICE, "change password alice alicepw better1").status == "applied"
     assert players.send(ALICE, "change address alice better1 alice@new.test").status == "applied"
+    ask = outbox.to("alice@new.test")[-1]  # the new address must confirm by replying
+    confirm = ask["Reply-To"].addresses[0].addr_spec
+    assert players.send("alice@new.test", "Re: confirm", "yes", to=confirm).status == "applied"
     notices = outbox.new()[-2:]
     assert {m["To"].addresses[0].addr_spec for m in notices} == {ALICE, "alice@new.test"}
+    assert all(m["Subject"] == "pbm address changed" for m in notices)
     assert players.send("alice@new.test", "greatkingdom challenge alice bob").status == "applied"
     assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "rejected"
     assert players.send(ALICE, "greatkingdom move 101 alice better1 D4").status == "applied"
@@ -115,4 +119,4 @@ def test_resign_by_reply(players, outbox):
     final = outbox.to(ALICE)[-1]
     assert final["Subject"] == "Great Kingdom Board 101 game over"
     assert "Game won by alice (Blue): Orange resigned." in body(final)
-    assert "bob says:\n> well played" in body(final)
+    assert "bob says (to the two players only):\n> well played" in body(final)

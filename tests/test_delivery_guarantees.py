@@ -1,17 +1,20 @@
-"""Nothing lost, nothing twice: repeated Message-IDs, concurrent moves,
-outbox retries, and no mail for work that rolled back."""
+"""Nothing lost, nothing applied twice: repeated Message-IDs, concurrent moves,
+outbox retries up to the attempt limit, one mail's failure never stopping the
+others, and no mail for work that rolled back."""
 
+import logging
 import threading
-import time
 from datetime import timedelta
 
 import pytest
 from aiosmtpd.controller import Controller
+from sqlalchemy import update
 from sqlmodel import select
 
-from pbm.db import reading
-from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail
-from pbm.outbox import backoff, deliver_due
+from pbm.db import reading, transaction
+from pbm.mail.outbound import compose
+from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, utcnow
+from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, queue, wait_for_deliveries
 
 from .conftest import free_port, make_mail
 
@@ -172,12 +175,9 @@ def test_smtp_failures_are_retried_with_backoff_and_the_same_message_id(smtp_ove
         result = server.handle_raw(make_mail(ALICE, "help"))
         assert result.status == "applied"  # answered at once, although the relay refuses
         # The background attempt right after commit was refused (451) and rescheduled.
-        for _ in range(200):
-            with reading(server.engine) as s:
-                row = s.exec(select(OutboxMail)).one()
-            if row.attempts == 1 and row.status == "pending":
-                break
-            time.sleep(0.05)
+        assert wait_for_deliveries(timeout=30), "the delivery after commit did not finish in 30 s"
+        with reading(server.engine) as s:
+            row = s.exec(select(OutboxMail)).one()
         assert (row.status, row.attempts) == ("pending", 1)
         assert "451" in row.last_error
         retry_at = row.next_attempt_at
@@ -198,3 +198,50 @@ def test_smtp_failures_are_retried_with_backoff_and_the_same_message_id(smtp_ove
 def test_backoff_doubles_up_to_six_hours():
     assert [backoff(n).total_seconds() for n in (1, 2, 3, 4)] == [60, 120, 240, 480]
     assert backoff(30) == timedelta(hours=6)
+
+
+def queue_orphans(server, recipients, now):
+    """Mails queued at ``now`` by a process that died before sending them."""
+    with transaction(server.engine) as session:
+        return [queue(session, compose(server.settings, to=r, subject="x", body="Hello.", now=now),
+                      None, now).message_id for r in recipients]
+
+
+def test_an_unexpected_error_fails_only_its_mail(server, outbox, monkeypatch, caplog):
+    from pbm.mail.transport import MaildirTransport
+
+    add = MaildirTransport.send
+
+    def broken_for_bob(self, sender, recipient, raw):
+        if recipient == BOB:
+            raise RuntimeError("a defect in the transport")
+        add(self, sender, recipient, raw)
+
+    monkeypatch.setattr(MaildirTransport, "send", broken_for_bob)
+    now = utcnow() - timedelta(hours=1)
+    queue_orphans(server, [ALICE, BOB, "carol@players.test"], now)
+    assert deliver_due(server.engine, server.settings) == 2
+    assert sorted(m["To"].addresses[0].addr_spec for m in outbox.new()) == [ALICE, "carol@players.test"]
+    with reading(server.engine) as s:
+        bob = s.exec(select(OutboxMail).where(OutboxMail.recipient == BOB)).one()
+    assert (bob.status, bob.attempts) == ("pending", 2)
+    assert bob.last_error == "RuntimeError: a defect in the transport"
+    assert "unexpected error while sending" in caplog.text
+
+
+def test_a_last_attempt_that_never_reported_back_is_marked_failed_once(server, outbox, caplog):
+    """A process that dies during the last allowed attempt leaves the mail claimed;
+    the sweep gives up on it instead of trying a 31st time."""
+    now = utcnow() - timedelta(hours=1)
+    [message_id] = queue_orphans(server, [ALICE], now)
+    with transaction(server.engine) as session:  # attempts 1 to 29 failed before
+        session.execute(update(OutboxMail).values(attempts=MAX_ATTEMPTS, last_error="451 try later"))
+    with caplog.at_level(logging.ERROR, logger="pbm.outbox"):
+        assert deliver_due(server.engine, server.settings) == 0
+        assert deliver_due(server.engine, server.settings, utcnow() + timedelta(days=30)) == 0
+    assert outbox.new() == []
+    with reading(server.engine) as s:
+        row = s.exec(select(OutboxMail)).one()
+    assert (row.status, row.attempts) == ("failed", MAX_ATTEMPTS)
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and message_id in errors[0] and "never reported back" in errors[0]

@@ -99,8 +99,8 @@ def test_whole_game_ending_in_a_siege(channel, outbox):
         assert "<board-101@pbm.test>" in message["References"]
         assert all(len(line) <= 78 for line in body(message).split("\n"))
     # Bob saw alice's comment on the first move, alice saw bob's.
-    assert any("alice says:\n> Good luck!" in body(m) for m in outbox.to(BOB))
-    assert any("bob says:\n> Thanks, you too." in body(m) for m in outbox.to(ALICE))
+    assert any("alice says (to the two players only):\n> Good luck!" in body(m) for m in outbox.to(BOB))
+    assert any("bob says (to the two players only):\n> Thanks, you too." in body(m) for m in outbox.to(ALICE))
     # Quoted text and attributions of the replies did not become comments.
     assert not any("On Sunday pbm wrote" in body(m) for m in outbox.all())
 

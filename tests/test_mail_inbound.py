@@ -7,6 +7,9 @@ from email.mime.text import MIMEText
 import pytest
 
 from pbm.mail.inbound import (
+    MAX_BODY_CHARS,
+    MAX_COMMAND_LINE,
+    MalformedMail,
     find_reply_tag,
     html_to_text,
     parse_mail,
@@ -129,3 +132,46 @@ def test_reply_tag_is_found_in_any_recipient():
 
 def test_html_to_text_keeps_lines():
     assert html_to_text("a<br>b<p>c</p>") == "a\nb\nc"
+
+
+@pytest.mark.parametrize("raw, reason", [
+    (b"From: a@players.test\nSubject: help\nX-Junk: " + b"y" * 70_000 + b"\n\nhelp\n", "header section is over 64 KiB"),
+    (b"From: a@players.test\nSubject: " + b"go " * 400 + b"\n\n", "subject is over 1,000 characters"),
+    (b"From: a@players.test\nSubject: Re: x\n\n" + b"word " * 30_000, "text is over 100,000 characters"),
+    (b"From: a@players.test\nSubject: Re: x\nContent-Type: multipart/mixed; boundary=q\n\n--q\n"
+     b"Content-Type: application/octet-stream\n\n" + b"x" * 200_000 + b"\n--q--\n", "text is not within"),
+    (b"From: a@players.test\nSubject: Re: x\n" + b"".join(b"Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n"
+                                                        % (i, i) for i in range(200)), "over 100 nested parts"),
+])
+def test_a_mail_too_large_to_read_says_why(raw, reason):
+    mail = parse_mail(raw)
+    assert mail.sender == "a@players.test"
+    assert mail.too_large.startswith("This mail is too large to read: ") and reason in mail.too_large
+    assert len(mail.body) <= MAX_BODY_CHARS and len(mail.subject) <= MAX_COMMAND_LINE
+
+
+def test_an_ordinary_mail_is_not_too_large():
+    m = EmailMessage()
+    m["From"] = "a@players.test"
+    m.set_content("D4\n" + "a comment line\n" * 1_000)
+    m.add_attachment(b"\x89PNG" * 500_000, maintype="image", subtype="png", filename="board.png")
+    mail = parse_mail(bytes(m))
+    assert mail.too_large is None and mail.body.startswith("D4")
+
+
+def test_control_characters_and_8bit_headers_are_cleaned():
+    raw = ("From: a@players.test\nMessage-ID: <a\tb c\x01@x>\nSubject: Grüße\x00 go\n\nD4\x00\x07\n").encode()
+    mail = parse_mail(raw)
+    assert (mail.message_id, mail.subject, mail.body.strip()) == ("<abc@x>", "Grüße go", "D4")
+
+
+@pytest.mark.parametrize("sender", [b"a@b@", b"(" * 3000 + b"a@b.test", b"x" * 300 + b"@players.test", b"a b@c.test"])
+def test_an_unusable_sender_is_malformed(sender):
+    with pytest.raises(MalformedMail):
+        parse_mail(b"From: " + sender + b"\nSubject: help\n\nhelp\n")
+
+
+def test_reply_tag_board_numbers_stay_in_range():
+    assert find_reply_tag(["pbm+" + "9" * 10 + ".abc@pbm.test"], "pbm") is None
+    assert find_reply_tag(["pbm+" + "9" * 4300 + ".abc@pbm.test"], "pbm") is None
+    assert find_reply_tag(["pbm+999999999.abc@pbm.test"], "pbm") == (999_999_999, "abc")

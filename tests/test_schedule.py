@@ -30,7 +30,7 @@ def test_reminder_once_then_expiry_forfeits_the_player_to_move(server, players, 
         assert players.send(BOB, "greatkingdom move 101 bob bobpw F6").status == "applied"  # started
     outbox.new()
     with freeze_time("2026-11-07 11:59:00"):  # alice to move; 4 days not yet over
-        assert sweep(server) == {"reminders": 0, "expired": 0, "delivered": 0}
+        assert sweep(server) == {"reminders": 0, "expired": 0, "computer": 0, "delivered": 0}
     with freeze_time("2026-11-07 12:01:00"):
         assert sweep(server)["reminders"] == 1
         assert sweep(server)["reminders"] == 0  # never twice
@@ -43,7 +43,7 @@ def test_reminder_once_then_expiry_forfeits_the_player_to_move(server, players, 
     assert "If no move arrives by 2026-11-10 12:00 UTC, the game ends and you forfeit." in \
         " ".join(body(reminder).split())
     with freeze_time("2026-11-10 12:00:01"):
-        assert sweep(server) == {"reminders": 0, "expired": 1, "delivered": 0}
+        assert sweep(server) == {"reminders": 0, "expired": 1, "computer": 0, "delivered": 0}
         assert sweep(server)["expired"] == 0
     mails = outbox.new()
     assert sorted(m["To"].addresses[0].addr_spec for m in mails) == [ALICE, BOB]
@@ -125,4 +125,4 @@ def test_finished_games_are_never_reminded(server, players, outbox):
         players.send(ALICE, "greatkingdom challenge alice bob")
         players.send(ALICE, "greatkingdom resign 101 alice alicepw")
     with freeze_time("2026-12-30 00:00:00"):
-        assert sweep(server) == {"reminders": 0, "expired": 0, "delivered": 0}
+        assert sweep(server) == {"reminders": 0, "expired": 0, "computer": 0, "delivered": 0}

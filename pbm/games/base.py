@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from functools import lru_cache
 from typing import Any, Hashable, Protocol, Sequence
 
 Move = Hashable
@@ -317,6 +318,29 @@ def game_names() -> list[str]:
 COLUMN_LETTERS = "ABCDEFGHJKLMNOPQRST"  # no I, as on Go boards
 
 
+@lru_cache(maxsize=None)
+def grid_neighbours(size: int) -> tuple[tuple[int, ...], ...]:
+    """For each point of a row-major ``size`` x ``size`` board, its orthogonal neighbours."""
+    return tuple(tuple(j for j, ok in ((i - 1, i % size > 0), (i + 1, i % size < size - 1),
+                                        (i - size, i >= size), (i + size, i < size * (size - 1))) if ok)
+                 for i in range(size * size))
+
+
+def flood(board, start: int, size: int) -> tuple[set[int], set[int]]:
+    """The orthogonally connected points holding ``board[start]``'s value, and the
+    points next to them holding another value."""
+    value, nbrs = board[start], grid_neighbours(size)
+    group, boundary, stack = {start}, set(), [start]
+    while stack:
+        for n in nbrs[stack.pop()]:
+            if board[n] != value:
+                boundary.add(n)
+            elif n not in group:
+                group.add(n)
+                stack.append(n)
+    return group, boundary
+
+
 def point_name(x: int, y: int) -> str:
     """``(0, 0)`` is A1, the lower left corner."""
     return f"{COLUMN_LETTERS[x]}{y + 1}"
@@ -325,7 +349,7 @@ def point_name(x: int, y: int) -> str:
 def parse_point(text: str, size: int) -> tuple[int, int]:
     """Read ``d4``/``D4`` into ``(x, y)``; raise InvalidMoveError naming the problem."""
     t = text.strip().upper()
-    if len(t) < 2 or not t[0].isalpha() or not t[1:].isdigit():
+    if len(t) < 2 or len(t) > 4 or not t[0].isalpha() or not (t[1:].isascii() and t[1:].isdecimal()):
         raise InvalidMoveError(f"{text!r} is not a point; write a column letter and a row number, like D4.")
     if t[0] == "I":
         raise InvalidMoveError(f"{text!r} is not a point: column letters skip I (H is followed by J).")

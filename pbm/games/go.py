@@ -24,6 +24,8 @@ from sgfmill import sgf
 from .base import (
     Declared,
     GameInfo,
+    flood,
+    grid_neighbours as neighbours,
     IllegalMoveError,
     InvalidMoveError,
     OptionSpec,
@@ -39,16 +41,6 @@ SIZES = (9, 13, 19)
 PASS, DONE, RESUME = "pass", "done", "resume"
 PLAY, SCORING, OVER = "play", "scoring", "over"
 STONE = {EMPTY: ".", BLACK: "X", WHITE: "O"}
-
-
-@lru_cache(maxsize=None)
-def neighbours(size: int) -> tuple[tuple[int, ...], ...]:
-    result = []
-    for i in range(size * size):
-        x, y = i % size, i // size
-        result.append(tuple(j for j, ok in ((i - 1, x > 0), (i + 1, x < size - 1),
-                                             (i - size, y > 0), (i + size, y < size - 1)) if ok))
-    return tuple(result)
 
 
 @lru_cache(maxsize=None)
@@ -126,21 +118,13 @@ def _colour(side: int) -> int:
 
 
 def group_and_liberties(board, start: int, size: int) -> tuple[set[int], set[int]]:
-    colour = board[start]
-    nbrs = neighbours(size)
-    group, liberties, stack = {start}, set(), [start]
-    while stack:
-        for n in nbrs[stack.pop()]:
-            v = board[n]
-            if v == EMPTY:
-                liberties.add(n)
-            elif v == colour and n not in group:
-                group.add(n)
-                stack.append(n)
-    return group, liberties
+    group, boundary = flood(board, start, size)
+    return group, {n for n in boundary if board[n] == EMPTY}
 
 
 def _has_liberty(board, start: int, size: int) -> bool:
+    """Whether the group at ``start`` has a liberty; stops at the first (the hot path
+    of every move, so not ``flood``)."""
     colour = board[start]
     nbrs = neighbours(size)
     seen, stack = {start}, [start]

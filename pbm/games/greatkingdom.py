@@ -15,6 +15,8 @@ from functools import lru_cache
 from .base import (
     GameInfo,
     IllegalMoveError,
+    flood,
+    grid_neighbours,
     OptionSpec,
     Outcome,
     TurnBased,
@@ -47,30 +49,10 @@ def _colour(side: int) -> int:
     return BLUE if side == 0 else ORANGE
 
 
-def _neighbours(index: int, size: int):
-    x, y = index % size, index // size
-    if x > 0:
-        yield index - 1
-    if x < size - 1:
-        yield index + 1
-    if y > 0:
-        yield index - size
-    if y < size - 1:
-        yield index + size
-
-
 def _group(board, start: int, size: int) -> tuple[set[int], bool]:
     """The castles connected to ``start`` and whether any has an empty neighbour."""
-    colour = board[start]
-    group, stack, free = {start}, [start], False
-    while stack:
-        for n in _neighbours(stack.pop(), size):
-            if board[n] == EMPTY:
-                free = True
-            elif board[n] == colour and n not in group:
-                group.add(n)
-                stack.append(n)
-    return group, free
+    group, boundary = flood(board, start, size)
+    return group, any(board[n] == EMPTY for n in boundary)
 
 
 @lru_cache(maxsize=4096)
@@ -98,7 +80,7 @@ def territory(board: tuple[int, ...], size: int, colour: int) -> frozenset[int]:
                 edges.add("S")
             if y == size - 1:
                 edges.add("N")
-            for n in _neighbours(i, size):
+            for n in grid_neighbours(size)[i]:
                 if n not in region and board[n] not in (colour, NEUTRAL):
                     region.add(n)
                     stack.append(n)
@@ -160,7 +142,7 @@ class GreatKingdom(TurnBased):
         board[index] = _colour(side)
         enemy = _colour(other)
         destroyed: set[int] = set()
-        for n in _neighbours(index, size):
+        for n in grid_neighbours(size)[index]:
             if board[n] == enemy and n not in destroyed:
                 group, free = _group(board, n, size)
                 if not free:

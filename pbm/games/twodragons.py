@@ -17,6 +17,7 @@ from functools import lru_cache
 from .base import (
     GameInfo,
     IllegalMoveError,
+    flood,
     OptionSpec,
     Outcome,
     TurnBased,
@@ -107,26 +108,11 @@ def dragon_sizes(board, size: int, colour: int) -> list[int]:
     seen: set[int] = set()
     sizes = []
     for start, value in enumerate(board):
-        if value != colour or start in seen:
-            continue
-        seen.add(start)
-        stack, count = [start], 0
-        while stack:
-            i = stack.pop()
-            count += 1
-            for n in _neighbours(size)[i]:
-                if board[n] == colour and n not in seen:
-                    seen.add(n)
-                    stack.append(n)
-        sizes.append(count)
+        if value == colour and start not in seen:
+            group, _ = flood(board, start, size)
+            seen |= group
+            sizes.append(len(group))
     return sorted(sizes, reverse=True)
-
-
-@lru_cache(maxsize=None)
-def _neighbours(size: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(j for j, ok in ((i - 1, i % size > 0), (i + 1, i % size < size - 1),
-                                        (i - size, i >= size), (i + size, i < size * (size - 1))) if ok)
-                 for i in range(size * size))
 
 
 class TwoDragons(TurnBased):

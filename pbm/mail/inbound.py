@@ -1,23 +1,50 @@
 """Read an inbound mail into the few facts the server acts on.
 
-Handles multipart, HTML-only, quoted-printable, base64 and non-UTF-8 mail
-through the standard library's ``email`` package, recognises auto-replies
-and bounces, finds the per-player reply tag, and separates the command
-line from the comment (quoted text and signatures removed).
+Handles multipart, HTML-only, quoted-printable, base64 and non-UTF-8 mail,
+recognises auto-replies and bounces, finds the per-player reply tag, and
+separates the command line from the comment (quotes, attributions in
+English, German and French, signatures and the server's own board mail
+removed).
+
+Every step is linear in its input and reads a bounded part of it, so any
+mail up to the server's size limit is read in a fraction of a second:
+
+- the header section is read up to ``MAX_HEADER_BYTES``;
+- the MIME parser sees the first ``MAX_MIME_BYTES`` of the body (the text
+  parts come first in real mail; attachments behind them are never read);
+- the text kept is at most ``MAX_BODY_CHARS``;
+- the reply parser sees the first ``MAX_REPLY_CHARS`` of unquoted text, and
+  a stand-in for each line over ``MAX_PARSED_LINE`` characters.
+
+A mail that goes over the first or third bound, or whose text is not within
+the part read, is still parsed (sender, Message-ID, auto-reply flags) but
+carries ``InboundMail.too_large``: the sentence to answer it with.
 """
 
 from __future__ import annotations
 
 import email
-import email.policy
 import hashlib
 import re
 from dataclasses import dataclass, field
-from email.message import EmailMessage
+from email.header import decode_header
+from email.message import Message
+from email.policy import Compat32
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 
-from email_reply_parser import EmailReplyParser
+from mailparser_reply.parser import EmailMessage as ReplyText
+
+MAX_HEADER_BYTES = 64 * 1024  # the header section; real mail with every relay's stamps is under 30 KiB
+MAX_MIME_BYTES = 128 * 1024  # of the body, given to the MIME parser
+MAX_CONTAINERS = 100  # multipart and message parts; real mail has a handful
+MAX_BODY_CHARS = 100_000  # of text; longer text makes the mail too large
+MAX_COMMAND_LINE = 1_000  # characters: a subject or command line is never longer
+MAX_REPLY_CHARS = 10_000  # of unquoted text the reply parser sees: over twice the 4,000-character comment
+MAX_PARSED_LINE = 300  # longer lines can be no attribution or signature: the reply parser sees a stand-in
+MAX_ADDRESS = 254  # characters of a usable address (RFC 5321)
+MAX_ADDRESS_LIST = 8_000  # characters of address headers read (the address parser takes ~3 us a character)
+REPLY_LANGUAGES = ["en", "de", "fr"]
 
 
 class MalformedMail(ValueError):
@@ -26,100 +53,188 @@ class MalformedMail(ValueError):
 
 @dataclass
 class InboundMail:
-    message_id: str
+    message_id: str  # no whitespace or control characters, at most 255 characters
     sender: str  # the bare address, lower case
-    subject: str
-    body: str  # plain text, LF line endings
+    subject: str  # decoded, whitespace collapsed, at most MAX_COMMAND_LINE characters
+    body: str  # plain text, LF line endings, at most MAX_BODY_CHARS characters
     recipients: list[str] = field(default_factory=list)
     automatic: str | None = None  # why this is an auto-reply or bounce, if it is one
-    raw_text: str = ""  # the original, for quoting in error mails
+    raw_text: str = ""  # the original's first MAX_REPLY_CHARS characters, for quoting in error mails
+    too_large: str | None = None  # the sentence to answer a mail too large to read with, else None
 
     @property
     def is_reply_subject(self) -> bool:
         return bool(re.match(r"^\s*(re|aw|sv|antw|fwd?)\s*:", self.subject, re.I))
 
 
-def _decode_part(part) -> str:
+# -- MIME --------------------------------------------------------------------------
+
+class _RawHeaders(Compat32):
+    """Header values as the raw strings they are: the ``email.policy.default``
+    header objects take quadratic time on long values, so values are
+    decoded here, after they have been cut to size."""
+
+    def header_fetch_parse(self, name, value):
+        return value
+
+
+_POLICY = _RawHeaders()
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    """Valid Unicode without control characters (NUL breaks PostgreSQL; 8-bit bytes become UTF-8)."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return _CONTROL.sub("", text)
+
+
+def _header(message: Message, name: str, limit: int) -> tuple[str, bool]:
+    """The first ``name`` header, RFC 2047 words decoded, cut to ``limit``; and whether it was cut."""
+    value = message.get(name)
+    if value is None:
+        return "", False
+    cut = len(value) > 4 * limit  # encoded words take up to four characters per character
+    words = []
+    for chunk, charset in decode_header(_clean(value[:4 * limit])):
+        if isinstance(chunk, str):
+            words.append(chunk)
+            continue
+        try:
+            words.append(chunk.decode(charset or "raw-unicode-escape", "replace"))
+        except LookupError:  # an unknown charset in an encoded word
+            words.append(chunk.decode("utf-8", "replace"))
+    text = " ".join(_clean("".join(words)).split())
+    return text[:limit], cut or len(text) > limit
+
+
+def _addresses(values: list[str]) -> list[str]:
+    """The addresses in header values (the first MAX_ADDRESS_LIST characters), lower case."""
+    text = " ".join(", ".join(values)[:MAX_ADDRESS_LIST].split())
     try:
-        return part.get_content()
-    except (LookupError, UnicodeDecodeError):  # unknown or lying charset
-        payload = part.get_payload(decode=True) or b""
-        return payload.decode("latin-1")
+        pairs = getaddresses([text])
+    except RecursionError:  # comments nested thousands deep
+        return []
+    return [_clean(addr).lower() for _, addr in pairs if addr]
 
 
-class _HtmlText(HTMLParser):
-    """HTML to plain text, keeping line breaks and marking blockquotes as quoted."""
-
-    BREAKS = {"br", "p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"}
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.lines: list[str] = [""]
-        self.depth = 0  # blockquote nesting
-        self.skip = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag in ("style", "script", "head"):
-            self.skip += 1
-        elif tag == "blockquote":
-            self.depth += 1
-            self._newline()
-        elif tag in self.BREAKS:
-            self._newline()
-
-    def handle_endtag(self, tag):
-        if tag in ("style", "script", "head"):
-            self.skip = max(0, self.skip - 1)
-        elif tag == "blockquote":
-            self.depth = max(0, self.depth - 1)
-            self._newline()
-        elif tag in self.BREAKS:
-            self._newline()
-
-    def _newline(self):
-        self.lines.append("")
-
-    def handle_data(self, data):
-        if self.skip:
-            return
-        for i, piece in enumerate(data.split("\n")):
-            if i:
-                self._newline()
-            if piece.strip():
-                if not self.lines[-1]:
-                    self.lines[-1] = "> " * self.depth
-                self.lines[-1] += re.sub(r"\s+", " ", piece)
+def _usable_address(address: str) -> bool:
+    local, at, domain = address.rpartition("@")
+    return bool(at and local and domain and len(address) <= MAX_ADDRESS
+                and not any(c.isspace() or c in "<>()[],;" for c in address))
 
 
-def html_to_text(html: str) -> str:
-    parser = _HtmlText()
-    parser.feed(html)
-    parser.close()
-    return "\n".join(line.rstrip() for line in parser.lines).strip("\n")
+def _decode_part(part: Message) -> str:
+    payload = part.get_payload(decode=True) or b""
+    charset = part.get_content_charset() or "utf-8"
+    try:
+        return payload.decode(charset, "replace")
+    except (LookupError, UnicodeError):  # an unknown, lying or non-text charset
+        return payload.decode("utf-8", "replace")
 
 
-def _text_body(message: EmailMessage) -> str:
-    part = message.get_body(preferencelist=("plain", "html"))
-    if part is None:
-        return ""
-    text = _decode_part(part)
-    if part.get_content_type() == "text/html":
-        text = html_to_text(text)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+def _text_part(message: Message) -> Message | None:
+    """The part holding the text: the first text/plain that is no attachment, else the first
+    text/html. Walks iteratively; attached mails (message/rfc822) are not looked into."""
+    html, stack = None, [message]
+    while stack:
+        part = stack.pop()
+        if part.is_multipart():
+            if part.get_content_maintype() == "multipart":
+                stack.extend(reversed(part.get_payload()))
+            continue
+        if str(part.get("Content-Disposition", "")).strip().lower().startswith("attachment"):
+            continue
+        kind = part.get_content_type()
+        if kind == "text/plain":
+            return part
+        if kind == "text/html" and html is None:
+            html = part
+    return html
 
 
-def automatic_reason(message: EmailMessage, sender: str) -> str | None:
+def _split_head(raw: bytes) -> tuple[bytes, bytes]:
+    """The header section and the body of raw bytes (the body may be empty)."""
+    ends = [i for i in (raw.find(b"\n\n"), raw.find(b"\n\r\n")) if i >= 0]
+    if not ends:
+        return raw, b""
+    end = min(ends)
+    separator = 2 if raw[end:end + 2] == b"\n\n" else 3
+    return raw[:end + 1], raw[end + separator:]
+
+
+def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> InboundMail:
+    """Parse raw RFC 5322 bytes in bounded time.
+
+    Raises MalformedMail when there is no usable sender. A mail too large
+    to read is returned with ``too_large`` set (and what could be read)."""
+    head, body = _split_head(raw)
+    too_large = []
+    if len(head) > MAX_HEADER_BYTES:
+        too_large.append(f"its header section is over {MAX_HEADER_BYTES // 1024} KiB")
+        head = head[:head.rfind(b"\n", 0, MAX_HEADER_BYTES) + 1] or head[:MAX_HEADER_BYTES]
+    window = body[:MAX_MIME_BYTES]
+    lowered = (head + window).lower()
+    if lowered.count(b"multipart/") + lowered.count(b"message/") > MAX_CONTAINERS:
+        # the MIME parser's time grows with depth times lines, and it recurses per level
+        too_large.append(f"it has over {MAX_CONTAINERS} nested parts")
+        window = b""
+    message = email.message_from_bytes(head + b"\n" + window, policy=_POLICY)
+    sender = ""
+    try:
+        from_value = " ".join(str(message.get("From", ""))[:MAX_ADDRESS_LIST].split())
+        sender = _clean(parseaddr(from_value)[1]).strip().lower()
+    except RecursionError:
+        pass
+    if not sender or "@" not in sender:
+        raise MalformedMail("the message has no sender address (From:)")
+    if not _usable_address(sender):
+        raise MalformedMail("the sender address (From:) is not a usable address")
+    recipients = _addresses([v for name in ("To", "Cc", "Delivered-To", "X-Original-To")
+                             for v in message.get_all(name, [])])
+    recipients = [_clean(r).lower() for r in (envelope_recipients or [])] + recipients
+    subject, long_subject = _header(message, "Subject", MAX_COMMAND_LINE)
+    if long_subject:
+        too_large.append(f"its subject is over {MAX_COMMAND_LINE:,} characters")
+    text = ""
+    part = _text_part(message)
+    if part is not None:
+        text = _decode_part(part)
+        if part.get_content_type() == "text/html":
+            text = html_to_text(text)
+        text = _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
+    elif len(body) > MAX_MIME_BYTES:
+        too_large.append(f"its text is not within its first {MAX_MIME_BYTES // 1024} KiB")
+    if len(text) > MAX_BODY_CHARS:
+        too_large.append(f"its text is over {MAX_BODY_CHARS:,} characters")
+    message_id = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split())[:255]
+    return InboundMail(
+        message_id=message_id or synthetic_message_id(raw),
+        sender=sender,
+        subject=subject,
+        body=text[:MAX_BODY_CHARS],
+        recipients=recipients,
+        automatic=automatic_reason(message, sender),
+        raw_text=_clean(raw[:MAX_REPLY_CHARS].decode("utf-8", "replace").replace("\r\n", "\n")),
+        too_large=("This mail is too large to read: " + "; ".join(too_large)
+                   + ". Send the command in a short plain mail.") if too_large else None,
+    )
+
+
+def automatic_reason(message: Message, sender: str) -> str | None:
     """Why this mail must never be answered (auto-reply, bounce, list), or None."""
-    auto = str(message.get("Auto-Submitted", "")).strip().lower()
+    def value(name: str) -> str:
+        return " ".join(_clean(str(message.get(name, ""))[:200]).split()).lower()
+
+    auto = value("Auto-Submitted")
     if auto and auto != "no":
         return f"Auto-Submitted: {auto}"
-    precedence = str(message.get("Precedence", "")).strip().lower()
+    precedence = value("Precedence")
     if precedence in ("bulk", "junk", "list"):
         return f"Precedence: {precedence}"
-    if message.get("X-Autoreply") or message.get("X-Autorespond"):
+    if message.get("X-Autoreply") is not None or message.get("X-Autorespond") is not None:
         return "X-Autoreply"
-    return_path = message.get("Return-Path")
-    if return_path is not None and parseaddr(str(return_path))[1] == "" and "<>" in str(return_path):
+    return_path = value("Return-Path")
+    if message.get("Return-Path") is not None and return_path.replace(" ", "") == "<>":
         return "empty return path"
     local = sender.split("@")[0]
     if local in ("mailer-daemon", "postmaster"):
@@ -134,44 +249,203 @@ def synthetic_message_id(raw: bytes) -> str:
     return f"<sha256-{hashlib.sha256(raw).hexdigest()[:40]}@pbm.invalid>"
 
 
-def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> InboundMail:
-    """Parse raw RFC 5322 bytes. Raise MalformedMail when there is no sender."""
-    try:
-        message = email.message_from_bytes(raw, policy=email.policy.default)
-        sender = parseaddr(str(message.get("From", "")))[1].strip().lower()
-    except Exception as error:  # the parser is lenient; this is truly broken input
-        raise MalformedMail(f"the message could not be read ({error.__class__.__name__})") from None
-    if not sender or "@" not in sender:
-        raise MalformedMail("the message has no sender address (From:)")
-    headers = [str(v) for name in ("To", "Cc", "Delivered-To", "X-Original-To")
-               for v in message.get_all(name, [])]
-    recipients = [addr.lower() for _, addr in getaddresses(headers) if addr]
-    recipients = [r.lower() for r in (envelope_recipients or [])] + recipients
-    try:
-        subject = str(message.get("Subject", "") or "")
-        body = _text_body(message)
-    except Exception as error:
-        raise MalformedMail(f"the message could not be read ({error.__class__.__name__})") from None
-    message_id = str(message.get("Message-ID", "") or "").strip() or synthetic_message_id(raw)
-    return InboundMail(
-        message_id=message_id[:255],
-        sender=sender,
-        subject=" ".join(subject.split()),
-        body=body,
-        recipients=recipients,
-        automatic=automatic_reason(message, sender),
-        raw_text=raw.decode("utf-8", "replace").replace("\r\n", "\n"),
-    )
+# -- HTML ----------------------------------------------------------------------------
+
+class _HtmlText(HTMLParser):
+    """HTML to plain text in one pass: line breaks kept, text inside blockquotes
+    marked quoted with one '> ' whatever the depth, at most ``limit`` characters."""
+
+    BLOCKS = {"p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "hr"}
+    HIDDEN = {"style", "script", "head", "title"}
+
+    def __init__(self, limit: int):
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self.line: list[str] = []  # pieces of the line being built (joined once: linear)
+        self.size, self.limit = 0, limit
+        self.depth = 0  # blockquote nesting
+        self.hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag == "br":
+            self._newline()
+        elif tag == "blockquote":
+            self._end_block()
+            self.depth += 1
+        elif tag in self.BLOCKS:
+            self._end_block()
+
+    def handle_endtag(self, tag):
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag == "blockquote":
+            self._end_block()
+            self.depth = max(0, self.depth - 1)
+        elif tag in self.BLOCKS:
+            self._end_block()
+
+    def handle_data(self, data):
+        if self.hidden:
+            return
+        for i, piece in enumerate(data.split("\n")):
+            if self.size > self.limit:
+                return
+            if i:
+                self._newline()
+            if piece.strip():
+                piece = re.sub(r"\s+", " ", piece)
+                if not self.line and self.depth:
+                    piece = "> " + piece
+                piece = piece[:self.limit + 1 - self.size]
+                self.line.append(piece)
+                self.size += len(piece)
+
+    def _newline(self):
+        if self.line or self.size <= self.limit:
+            self.lines.append("".join(self.line).rstrip())
+            self.size += 1
+        self.line = []
+
+    def _end_block(self):
+        """A block starts or ends: a new line, but no blank line between adjacent blocks."""
+        if self.line:
+            self._newline()
+
+    def text(self) -> str:
+        self._end_block()
+        return "\n".join(self.lines).strip("\n")
 
 
-def visible_reply(body: str) -> str:
-    """The text the sender wrote: quoted lines, attributions and signature removed."""
-    text = EmailReplyParser.parse_reply(body.replace("\r\n", "\n"))
-    return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith(">")).strip()
+def html_to_text(html: str, limit: int = MAX_BODY_CHARS) -> str:
+    """Plain text of an HTML body, in time linear in its length; text past about
+    ``limit`` characters is dropped."""
+    parser = _HtmlText(limit)
+    parser.feed(html)
+    parser.close()
+    return parser.text()
+
+
+# -- the visible reply -------------------------------------------------------------
+
+# What the reply parser misses: wrapped or French attributions, Outlook's and
+# Gmail's separator lines in German and French, and phone signatures.
+_ATTRIBUTION = re.compile(r"^(?:On|Am|Le)\s.{0,300}?(?:wrote|schrieb|a\s+écrit)\s*:$", re.I)
+_SEPARATOR = re.compile(r"^_{20,}$|^-{3,}\s*(?:original message|forwarded message|ursprüngliche nachricht|"
+                        r"weitergeleitete nachricht|message d'origine|message transféré)\s*-{3,}$", re.I)
+_SIGNATURE = re.compile(r"^(?:--|sent from my .{1,60}|von meinem .{1,60} gesendet|gesendet von meinem .{1,60}|"
+                        r"gesendet von outlook.{0,80}|envoyé de mon .{1,60}|envoyé depuis mon .{1,60}|"
+                        r"get outlook for .{1,80}|outlook für .{1,60} beziehen.*|obtenir outlook pour .{1,80})$", re.I)
+_STAND_IN = "\ue000"  # a private-use character: marks a long line hidden from the reply parser
+
+
+def _unquoted_lines(body: str) -> list[str]:
+    """The lines that are not quoted, blank runs collapsed, up to MAX_REPLY_CHARS in all."""
+    lines: list[str] = []
+    size = 0
+    for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        line = line.rstrip().replace(_STAND_IN, "\ufffd")
+        if line.lstrip().startswith(">") or (not line and (not lines or not lines[-1])):
+            continue
+        lines.append(line[:MAX_REPLY_CHARS - size])
+        size += len(line) + 1
+        if size >= MAX_REPLY_CHARS:
+            break
+    return lines
+
+
+def _marker(lines: list[str], i: int) -> int:
+    """How many lines from ``lines[i]`` form a separator, signature or attribution (0: none)."""
+    line = lines[i].strip()
+    if len(line) > MAX_PARSED_LINE:
+        return 0
+    if _SEPARATOR.match(line) or _SIGNATURE.match(line) or _ATTRIBUTION.match(line):
+        return 1
+    joined = f"{line} {lines[i + 1].strip()}" if i + 1 < len(lines) else ""
+    return 2 if len(joined) <= MAX_PARSED_LINE and _ATTRIBUTION.match(joined) else 0
+
+
+def _cut_at_own_rules(lines: list[str]) -> list[str]:
+    """The lines above the first separator, signature or attribution; a marker with
+    nothing written above it (a reply below the quote) is dropped instead."""
+    kept: list[str] = []
+    written = False
+    i = 0
+    while i < len(lines):
+        marker = _marker(lines, i)
+        if marker and written:
+            break
+        if not marker:
+            kept.append(lines[i])
+            written = written or bool(lines[i].strip())
+        i += marker or 1
+    return kept
+
+
+def _reply_parser(lines: list[str]) -> str:
+    """mail-parser-reply's latest reply (the quoted mail's headers removed); long
+    lines pass through it as stand-ins, since its patterns are quadratic in a line's length."""
+    long_lines = [line for line in lines if len(line) > MAX_PARSED_LINE]
+    shown, n = [], 0
+    for line in lines:
+        if len(line) > MAX_PARSED_LINE:
+            shown.append(f"{_STAND_IN}{n}{_STAND_IN}")
+            n += 1
+        else:
+            shown.append(line)
+    message = ReplyText(text="\n".join(shown), languages=list(REPLY_LANGUAGES), keep_hyphen_lists=True).read()
+    # full_body: without the quoted mail's headers but with what the parser takes for a
+    # signature, since its sign-off list ("Thanks,", "Best,", "Grüße") eats real comments
+    text = message.replies[0].full_body if message.replies else ""
+    return re.sub(f"{_STAND_IN}(\\d+){_STAND_IN}", lambda m: long_lines[int(m.group(1))], text)
+
+
+def visible_reply(body: str, *, base_url: str = "", server_address: str = "") -> str:
+    """The text the sender wrote: quoted lines, attributions and header blocks of
+    the quoted mail (English, German, French), and signatures removed.
+
+    With ``base_url`` and ``server_address`` (the settings of the same names),
+    the server's own board mail pasted in unquoted is removed too, and any link
+    to a private play page or reply-tag address left in the text is replaced by
+    a note, so the opponent never receives them. Time is linear in the body."""
+    text = _reply_parser(_cut_at_own_rules(_unquoted_lines(body)))
+    if base_url or server_address:
+        text = _without_server_mail(text, base_url, server_address)
+    return text.strip()
+
+
+# -- the server's own mail in a reply ----------------------------------------------------
+
+# The lines that open the board mails of pbm/play.py (intro, board header, status)
+# and their footer; a block is cut only when a footer line follows its start.
+_BOARD_START = re.compile(r"^(?:.{1,60} has challenged you to a game of .{1,60} \(board \d+\)\.|"
+                          r"New game of .{1,60} on board \d+, started by .{1,60}\.|Reminder: .{0,60}board \d+.*|"
+                          r".{1,60} Board \d+: .{1,60} vs .{1,60})$")
+_BOARD_FOOTER = re.compile(r"^(?:To move, reply to this mail|Your private page: |Board page: )")
+
+
+def _without_server_mail(text: str, base_url: str, server_address: str) -> str:
+    lines = text.split("\n")
+    footer = next((i for i, line in enumerate(lines) if _BOARD_FOOTER.match(line.strip())), None)
+    if footer is not None:
+        start = next((i for i, line in enumerate(lines[:footer])
+                      if len(line) <= MAX_PARSED_LINE and _BOARD_START.match(line.strip())), footer)
+        lines = lines[:start]
+    text = "\n".join(lines)
+    if base_url:
+        site = re.escape(re.sub(r"^https?://", "", base_url.rstrip("/")))
+        text = re.sub(rf"(?:https?://)?{site}/play/[^\s<>\"')\]]*", "[private link removed]", text, flags=re.I)
+    local, _, domain = server_address.rpartition("@")
+    if local and domain:
+        text = re.sub(rf"(?:mailto:)?{re.escape(local)}\+[^\s@<>]*@{re.escape(domain)}",
+                      "[reply address removed]", text, flags=re.I)
+    return text
 
 
 def split_command(text: str) -> tuple[str, str]:
-    """The first non-blank line, and the rest (trimmed) as the comment."""
+    """The first non-blank line, and the rest (trimmed) as the comment. The line is
+    returned whole: a caller refuses one over MAX_COMMAND_LINE characters."""
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.strip():
@@ -181,7 +455,7 @@ def split_command(text: str) -> tuple[str, str]:
 
 def find_reply_tag(recipients: list[str], local_part: str) -> tuple[int, str] | None:
     """The ``(board, token)`` of a ``<local>+<board>.<token>@...`` recipient, if any."""
-    pattern = re.compile(rf"^{re.escape(local_part.lower())}\+(\d+)\.([a-z0-9]+)@", re.I)
+    pattern = re.compile(rf"^{re.escape(local_part.lower())}\+(\d{{1,9}})\.([a-z0-9]+)@", re.I)
     for address in recipients:
         match = pattern.match(address)
         if match:

@@ -1,4 +1,10 @@
-"""Hand finished mails to the world: SMTP relay, a local Maildir, or the console."""
+"""Hand finished mails to the world: an SMTP relay, a local Maildir, or the console.
+
+``open_transport`` gives one transport for a batch of mails. Its ``send``
+delivers one mail or raises ``DeliveryError`` for that mail alone: over SMTP
+the batch shares one connection, a refused recipient leaves it usable for
+the next mail, and a lost connection is opened again once for the next one.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +12,194 @@ import mailbox
 import smtplib
 import ssl
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, Protocol
+
+import idna
 
 from ..config import Settings
 
+SMTP_TIMEOUT_SECONDS = 30
+
 
 class DeliveryError(Exception):
-    """Delivery failed for now; the outbox will try again later."""
+    """This mail could not be delivered now; the outbox will try again later."""
 
 
-def send(settings: Settings, sender: str, recipient: str, raw: bytes) -> None:
-    """Deliver one message or raise DeliveryError."""
-    backend = settings.mail_backend
+class Transport(Protocol):
+    round_trip: bool  # whether a send waits on the network (a relay), not a local write
+
+    def send(self, sender: str, recipient: str, raw: bytes) -> None:
+        """Deliver one mail (``raw`` with CRLF line endings) or raise DeliveryError."""
+
+    def close(self) -> None:
+        """Release what the batch held (the relay connection)."""
+
+
+def ascii_address(address: str) -> str | None:
+    """``address`` written in ASCII, its domain IDNA-encoded (``user@xn--bcher-kva.example``
+    for ``user@bücher.example``); None when it cannot be (a non-ASCII local part, or a
+    domain IDNA refuses), so that only a relay offering SMTPUTF8 can take it."""
+    if address.isascii():
+        return address
+    local, _, domain = address.rpartition("@")
+    if not local.isascii():
+        return None
     try:
-        if backend == "maildir":
-            path = Path(settings.maildir)
-            path.parent.mkdir(parents=True, exist_ok=True)
+        return f"{local}@{idna.encode(domain, uts46=True).decode('ascii')}"
+    except idna.IDNAError:
+        return None
+
+
+def _describe(error: BaseException) -> str:
+    return f"{error.__class__.__name__}: {error}"
+
+
+class SmtpTransport:
+    """One relay connection for the whole batch, opened at the first mail.
+
+    After a failed connection (relay down, TLS or login refused) every further
+    mail of the batch fails at once with the same reason rather than waiting
+    for its own timeout."""
+
+    round_trip = True
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._smtp: smtplib.SMTP | None = None
+        self._unreachable: str | None = None
+
+    def _connection(self) -> smtplib.SMTP:
+        if self._smtp is not None:
+            return self._smtp
+        if self._unreachable:
+            raise DeliveryError(self._unreachable)
+        host, port = self.settings.smtp_host, self.settings.smtp_port
+        smtp = None
+        try:
+            smtp = smtplib.SMTP(host, port, timeout=SMTP_TIMEOUT_SECONDS)
+            if self.settings.smtp_starttls:
+                # Verify the relay's certificate (the stdlib default would not).
+                smtp.starttls(context=ssl.create_default_context())
+            if self.settings.smtp_user:
+                smtp.login(self.settings.smtp_user, self.settings.smtp_password)
+            smtp.ehlo_or_helo_if_needed()  # learn the extensions (SMTPUTF8)
+        except (OSError, smtplib.SMTPException) as error:
+            if smtp is not None:
+                smtp.close()
+            self._unreachable = f"relay {host}:{port} unusable: {_describe(error)}"
+            raise DeliveryError(self._unreachable) from error
+        self._smtp = smtp
+        return smtp
+
+    def send(self, sender: str, recipient: str, raw: bytes) -> None:
+        smtp = self._connection()
+        try:
+            envelope_sender, envelope_recipient, options = self._envelope(smtp, sender, recipient)
+            smtp.sendmail(envelope_sender, [envelope_recipient], raw, mail_options=options)
+        except Exception as error:
+            self._recover()
+            if isinstance(error, (OSError, smtplib.SMTPException, UnicodeError)):
+                raise DeliveryError(_describe(error)) from error
+            raise
+
+    @staticmethod
+    def _envelope(smtp: smtplib.SMTP, sender: str, recipient: str) -> tuple[str, str, tuple[str, ...]]:
+        """The envelope addresses in ASCII when both can be; otherwise as they are,
+        with SMTPUTF8, which the relay must offer."""
+        envelope = (ascii_address(sender), ascii_address(recipient))
+        if None not in envelope:
+            return envelope[0], envelope[1], ()
+        if smtp.has_extn("smtputf8"):
+            return sender, recipient, ("SMTPUTF8",)
+        needy = recipient if envelope[1] is None else sender
+        raise DeliveryError(f"{needy} cannot be written in ASCII, and the relay does not offer "
+                            "SMTPUTF8, which it needs")
+
+    def _recover(self) -> None:
+        """After a failed mail: reset the transaction for the next mail, or drop a
+        connection that cannot be reset so the next mail opens a new one."""
+        smtp, self._smtp = self._smtp, None
+        if smtp is None or smtp.sock is None:  # smtplib closes on 421 and on disconnects
+            return
+        try:
+            smtp.rset()
+        except (OSError, smtplib.SMTPException):
+            smtp.close()
+            return
+        self._smtp = smtp
+
+    def close(self) -> None:
+        smtp, self._smtp = self._smtp, None
+        if smtp is None:
+            return
+        try:
+            smtp.quit()
+        except (OSError, smtplib.SMTPException):
+            smtp.close()
+
+
+class MaildirTransport:
+    round_trip = False
+
+    def __init__(self, settings: Settings):
+        self.path = Path(settings.maildir)
+        self._box: mailbox.Maildir | None = None
+
+    def send(self, sender: str, recipient: str, raw: bytes) -> None:
+        try:
+            if self._box is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._box = mailbox.Maildir(str(self.path), create=True)
             # Maildir files hold local (LF) line endings; the outbox keeps SMTP's CRLF.
-            mailbox.Maildir(str(path), create=True).add(raw.replace(b"\r\n", b"\n"))
-        elif backend == "console":
-            text = raw.replace(b"\r\n", b"\n").decode("utf-8", "replace")
-            sys.stdout.write(f"--- mail to {recipient} ---\n{text}\n")
-            sys.stdout.flush()
-        elif backend == "smtp":
-            with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=30) as smtp:
-                if settings.smtp_starttls:
-                    # Verify the relay's certificate (the stdlib default would not).
-                    smtp.starttls(context=ssl.create_default_context())
-                if settings.smtp_user:
-                    smtp.login(settings.smtp_user, settings.smtp_password)
-                smtp.sendmail(sender, [recipient], raw)
-        else:
-            raise DeliveryError(f"unknown mail backend {backend!r}")
-    except (OSError, smtplib.SMTPException) as error:
-        raise DeliveryError(f"{error.__class__.__name__}: {error}") from error
+            self._box.add(raw.replace(b"\r\n", b"\n"))
+        except OSError as error:
+            raise DeliveryError(_describe(error)) from error
+
+    def close(self) -> None:
+        pass
+
+
+class ConsoleTransport:
+    round_trip = False
+
+    def __init__(self, settings: Settings):
+        pass
+
+    def send(self, sender: str, recipient: str, raw: bytes) -> None:
+        text = raw.replace(b"\r\n", b"\n").decode("utf-8", "replace")
+        sys.stdout.write(f"--- mail to {recipient} ---\n{text}\n")
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        pass
+
+
+class UnknownTransport:
+    """A misspelt ``PBM_MAIL_BACKEND``: every mail fails with the reason, so the
+    operator reads it in the log and the mails wait for the fix."""
+
+    round_trip = False
+
+    def __init__(self, settings: Settings):
+        self.reason = f"unknown mail backend {settings.mail_backend!r} (use smtp, maildir or console)"
+
+    def send(self, sender: str, recipient: str, raw: bytes) -> None:
+        raise DeliveryError(self.reason)
+
+    def close(self) -> None:
+        pass
+
+
+TRANSPORTS = {"smtp": SmtpTransport, "maildir": MaildirTransport, "console": ConsoleTransport}
+
+
+@contextmanager
+def open_transport(settings: Settings) -> Iterator[Transport]:
+    """The transport of ``settings.mail_backend`` for one batch, closed afterwards."""
+    transport = TRANSPORTS.get(settings.mail_backend, UnknownTransport)(settings)
+    try:
+        yield transport
+    finally:
+        transport.close()

@@ -11,16 +11,17 @@ mail; ``errors`` maps what went wrong to each door's answer.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlmodel import select
+from sqlmodel import delete, select
 
 from ..config import Settings
 from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
-from ..models import InboundMessage
-from . import boards, deadlines, inbound
+from ..commands import redact
+from ..models import InboundMessage, UsedToken, utcnow
+from . import boards, computer, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -62,10 +63,13 @@ class Service:
         if self._seen(mail.message_id):
             return Result(Status.DUPLICATE)
         request = None if mail.automatic else inbound.read(mail, self.settings)
+        checked = passwords.precheck(self.engine, request.credentials if request else set(), mail.sender,
+                                     now or utcnow())
 
         def work(unit: Unit) -> Result:
+            unit.passwords = checked
             record = InboundMessage(message_id=mail.message_id, sender=mail.sender[:320],
-                                    subject=mail.subject[:500], status="pending", received_at=unit.now)
+                                    subject=redact(mail.subject)[:500], status="pending", received_at=unit.now)
             unit.session.add(record)
             unit.session.flush()  # a concurrent twin fails here, before any work
             if request is None:
@@ -109,6 +113,24 @@ class Service:
 
     def expire_boards(self, now: datetime | None = None) -> int:
         return deadlines.expire_boards(self.engine, self.settings, now)
+
+    def token_used(self, token: str) -> bool:
+        """Whether a webhook signature token was accepted before."""
+        with reading(self.engine) as session:
+            return session.get(UsedToken, token[:100]) is not None
+
+    def spend_token(self, token: str) -> None:
+        """Remember a webhook signature token as used (and forget those too old to matter)."""
+        def spend(unit: Unit) -> None:
+            unit.session.execute(delete(UsedToken).where(UsedToken.used_at < unit.now - timedelta(hours=1)))
+            if unit.session.get(UsedToken, token[:100]) is None:
+                unit.session.add(UsedToken(token=token[:100], used_at=unit.now))
+
+        run(self.engine, self.settings, spend)
+
+    def computer_moves(self) -> int:
+        """Let the computer move wherever it is to act; returns how many moves it made."""
+        return computer.sweep(self.engine, self.settings)
 
     def rebuild(self) -> list[str]:
         """Replay every board's log into its cache; a line per board that differed."""

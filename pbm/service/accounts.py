@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import re
+import secrets
+from datetime import timedelta
 
 from email_validator import EmailNotValidError, validate_email
 from sqlmodel import Session, select
-from werkzeug.security import check_password_hash, generate_password_hash
+from werkzeug.security import generate_password_hash
 
 from ..commands import USAGE, Command
-from ..models import Player
-from . import letters
+from ..mail.outbound import reply_address
+from ..models import Confirmation, Player
+from . import computer, letters, passwords
 from .errors import PlayerError
 from .unit import Unit
 
 USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
 MIN_PASSWORD = 4
+CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
+CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
 
 
 def normalise_address(address: str) -> str:
@@ -34,69 +39,133 @@ def by_address(session: Session, address: str) -> Player | None:
     return session.exec(select(Player).where(Player.email == address)).first()
 
 
-def authenticate(session: Session, userid: str, password: str, usage: str) -> Player:
-    """The player whose password this is; PlayerError otherwise."""
-    player = by_userid(session, userid)
+def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
+    """The player whose password this is; PlayerError otherwise. Uses the verdict
+    checked before the transaction (``passwords.precheck``) when the hash is unchanged."""
+    verdict = unit.passwords.get((userid, password))
+    if verdict is not None and verdict.refusal:
+        raise PlayerError(verdict.refusal, usage)
+    player = by_userid(unit.session, userid)
     if player is None:
         raise PlayerError(f"There is no player called {userid}; sign up first with: "
                           f"signup {userid} <password>", usage)
     if player.password_hash is None:
-        raise PlayerError(f"{userid} has no password yet: reply to a board mail to play, or send "
-                          f"signup {userid} <password> from {player.email}.", usage)
-    if not check_password_hash(player.password_hash, password):
+        raise PlayerError(f"{userid} has no password yet: they play by replying to their board mails "
+                          "(or sign up from their own address).", usage)
+    if verdict is not None and verdict.password_hash == player.password_hash:
+        correct = verdict.correct
+    else:
+        correct = passwords.is_correct(userid, password, player.password_hash)
+    if not correct:
         raise PlayerError(f"The password for {userid} is wrong.", usage)
     return player
 
 
 def signup(unit: Unit, command: Command, comment: str) -> None:
-    s = unit.session
+    """Make an account for the sender's address, or for another address once a reply
+    from it confirms (so nobody can take an address, or an invited seat, by naming it)."""
     userid = command.userid
     if not USERID.match(userid):
         raise PlayerError(f"{userid!r} cannot be a userid: use 2 to 20 letters, digits, '.', '-' or '_', "
                           "starting with a letter.", USAGE["signup"])
-    if len(command.password) < MIN_PASSWORD:
-        raise PlayerError(f"The password is too short; use at least {MIN_PASSWORD} characters.",
-                          USAGE["signup"])
-    address = normalise_address(command.args[0] if command.args else unit.mail.sender)
-    if by_userid(s, userid):
+    if by_userid(unit.session, userid) or userid == computer.USERID:
         raise PlayerError(f"The userid {userid} is taken; choose another.", USAGE["signup"])
-    existing = by_address(s, address)
-    if existing and not existing.invited:
-        raise PlayerError(f"{address} already belongs to the userid {existing.userid}.", USAGE["change"])
-    if existing:  # an invited player claims the account the challenge made
-        existing.userid, existing.invited = userid, False
-        existing.password_hash = generate_password_hash(command.password)
+    _check_new_password(command.password, USAGE["signup"])
+    address = normalise_address(command.args[0]) if command.args else unit.mail.sender
+    _address_is_free(unit, address, None)
+    password_hash = generate_password_hash(command.password)
+    if address == unit.mail.sender:
+        _make_account(unit, userid, address, password_hash)
     else:
-        s.add(Player(userid=userid, email=address, password_hash=generate_password_hash(command.password),
-                     created_at=unit.now))
-    letters.send(unit, address, "welcome", userid=userid, address=address)
+        _ask_confirmation(unit, "signup", address, userid=userid, password_hash=password_hash)
 
 
 def change_password(unit: Unit, command: Command, comment: str) -> None:
-    player = authenticate(unit.session, command.userid, command.password, USAGE["change"])
+    player = authenticate(unit, command.userid, command.password, USAGE["change"])
     new = command.args[0]
-    if len(new) < MIN_PASSWORD:
-        raise PlayerError(f"The new password is too short; use at least {MIN_PASSWORD} characters.",
-                          USAGE["change"])
+    _check_new_password(new, USAGE["change"])
     player.password_hash = generate_password_hash(new)
     letters.send(unit, player.email, "password_changed", userid=player.userid)
 
 
 def change_address(unit: Unit, command: Command, comment: str) -> None:
-    player = authenticate(unit.session, command.userid, command.password, USAGE["change"])
+    """Move an account to another address: at once when the mail comes from it,
+    otherwise once a reply from it confirms."""
+    player = authenticate(unit, command.userid, command.password, USAGE["change"])
     address = normalise_address(command.args[0])
+    _address_is_free(unit, address, player)
+    if address == unit.mail.sender or address == player.email:
+        _move_account(unit, player, address)
+    else:
+        _ask_confirmation(unit, "address", address, userid=player.userid, player_id=player.id)
+
+
+def confirm(unit: Unit, token: str) -> None:
+    """A reply to a confirmation mail: do what it confirms, if it comes from that address."""
+    pending = unit.session.exec(select(Confirmation).where(Confirmation.token == token)).first()
+    if pending is None or pending.expires_at < unit.now:
+        raise PlayerError("This confirmation is unknown or has expired; send the command again.", "help")
+    if pending.address != unit.mail.sender:
+        raise PlayerError(f"This confirmation is for {pending.address}; only a reply from that address "
+                          "confirms it.", "help")
+    unit.session.delete(pending)
+    if pending.action == "signup":
+        if by_userid(unit.session, pending.userid):
+            raise PlayerError(f"The userid {pending.userid} was taken meanwhile; sign up with another.",
+                              USAGE["signup"])
+        _address_is_free(unit, pending.address, None)
+        _make_account(unit, pending.userid, pending.address, pending.password_hash)
+    else:
+        player = unit.session.get(Player, pending.player_id)
+        _address_is_free(unit, pending.address, player)
+        _move_account(unit, player, pending.address)
+
+
+def _check_new_password(password: str, usage: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        raise PlayerError(f"The password is too short; use at least {MIN_PASSWORD} characters.", usage)
+
+
+def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
+    """Refuse an address that another full account holds (an invited one may be claimed)."""
     other = by_address(unit.session, address)
-    if other and other.id != player.id:
+    if other and other != owner and not (other.invited and owner is None):
         raise PlayerError(f"{address} already belongs to the userid {other.userid}.", USAGE["change"])
+
+
+def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
+    existing = by_address(unit.session, address)
+    if existing:  # an invited player claims the account the challenge made, with its games
+        existing.userid, existing.invited, existing.password_hash = userid, False, password_hash
+    else:
+        unit.session.add(Player(userid=userid, email=address, password_hash=password_hash, created_at=unit.now))
+    letters.send(unit, address, "welcome", userid=userid, address=address)
+
+
+def _move_account(unit: Unit, player: Player, address: str) -> None:
     old, player.email = player.email, address
     for to in dict.fromkeys((old, address)):  # both told; once when unchanged
         letters.send(unit, to, "address_changed", userid=player.userid, new=address, old=old)
+
+
+def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
+    confirmation = Confirmation(token=secrets.token_hex(16), action=action, address=address,
+                                created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS),
+                                **pending)
+    unit.session.add(confirmation)
+    letters.send(unit, address, "confirm", auto="auto-generated", action=action, address=address,
+                 userid=pending["userid"], days=CONFIRM_DAYS,
+                 reply_to=reply_address(unit.settings, CONFIRM_BOARD, confirmation.token))
+    letters.send(unit, unit.mail.sender, "confirm_sent", action=action, address=address,
+                 userid=pending["userid"], days=CONFIRM_DAYS)
 
 
 def resolve(unit: Unit, name: str) -> Player:
     """A challenged player by userid or address; an unknown address is invited
     (a player without a password, who plays by replying)."""
     s = unit.session
+    if name.lower() == computer.USERID:
+        return computer.player(unit)
     if "@" not in name:
         player = by_userid(s, name)
         if player is None:
@@ -110,12 +179,12 @@ def resolve(unit: Unit, name: str) -> Player:
     base = re.sub(r"[^a-z0-9_.-]", "", address.split("@")[0])[:16] or "player"
     if not base[0].isalpha():
         base = "p" + base[:15]
+    if len(base) < 2:  # a userid has at least two characters
+        base += "1"
     userid, n = base, 1
     while s.exec(select(Player.id).where(Player.userid == userid)).first() is not None:
         n += 1
         userid = f"{base[:16]}{n}"
-    if len(userid) < 2:
-        userid = userid + "1"
     player = Player(userid=userid, email=address, invited=True, created_at=unit.now)
     s.add(player)
     s.flush()

@@ -12,7 +12,7 @@ from typing import Callable
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
 from ..models import Player
-from . import accounts, boards, letters, queries
+from . import accounts, boards, computer, letters, queries
 from .errors import PlayerError
 from .unit import Unit
 
@@ -38,6 +38,8 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if challenger.id not in (seats[0].id, seats[1].id):
         raise PlayerError(f"You ({challenger.userid}) can only start games you play in yourself.",
                           USAGE["challenge"])
+    if any(p.userid == computer.USERID for p in seats):
+        computer.check_can_play(game, unit.settings)
     options = game.parse_options(command.options)
     nag = command.timing.get("nagtime", unit.settings.nag_days)
     expire = command.timing.get("expiretime", unit.settings.expire_days)
@@ -51,7 +53,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
 
 def move(unit: Unit, command: Command, comment: str) -> None:
     board = boards.lock(unit, command.board, command.game)
-    player = accounts.authenticate(unit.session, command.userid, command.password, USAGE["move"])
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["move"])
     seat = board.seat_of(player.id)
     if seat is None:
         raise PlayerError(f"{player.userid} is not a player on board {board.id}.")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, match_word, parse_command
+from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
-from ..mail.inbound import InboundMail, find_reply_tag, split_command, visible_reply
+from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, split_command, visible_reply
 from ..models import Player
-from . import boards, letters
+from . import accounts, boards, letters
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -34,6 +34,11 @@ class Request:
     refusal: PlayerError | None = None
     errors: list[str] = field(default_factory=list)  # filled while answering
 
+    @property
+    def credentials(self) -> set[tuple[str, str]]:
+        """The (userid, password) pairs its command lines ask to be checked."""
+        return {pair for line, _ in self.lines if (pair := credentials(line))}
+
 
 def _is_multiple(line: str) -> bool:
     words = line.split()
@@ -45,7 +50,9 @@ def _is_multiple(line: str) -> bool:
 
 def read(mail: InboundMail, settings: Settings) -> Request:
     """The command lines of ``mail`` (no database needed)."""
-    body = visible_reply(mail.body)
+    if mail.too_large:
+        return Request(None, refusal=PlayerError(mail.too_large, "the command in a short plain mail"))
+    body = visible_reply(mail.body, base_url=settings.base_url, server_address=settings.server_address)
     tag = find_reply_tag(mail.recipients, settings.server_local_part)
     if tag is not None:
         line, comment = split_command(body)
@@ -57,6 +64,10 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         line, comment = subject, body
     else:
         line, comment = split_command(body)
+    if len(line) > MAX_COMMAND_LINE:
+        return Request(None, refusal=PlayerError(
+            f"The command line is {len(line):,} characters long; no command is longer than "
+            f"{MAX_COMMAND_LINE:,}.", "the command alone on its line"))
     if not _is_multiple(line):
         return Request(None, [(line, comment)])
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
@@ -92,6 +103,9 @@ def _command(unit: Unit, line: str, comment: str) -> None:
 def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     """A reply to a board mail: the player's move, or one of REPLY_COMMANDS about the board."""
     board_id, token = tag
+    if board_id == accounts.CONFIRM_BOARD:
+        accounts.confirm(unit, token)
+        return
     board, seat = boards.by_token(unit.session, token)
     if board is None or board.id != board_id:
         raise PlayerError(f"The address you replied to does not belong to board {board_id} or any other "
@@ -111,7 +125,43 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
                                      userid=player.userid if verb == "games" else None), "")
         return
-    boards.play(unit, board, seat, line, comment)
+    move, comment = read_move(get_game(board.game), boards.current_state(get_game(board.game), board),
+                              line, comment)
+    boards.play(unit, board, seat, move, comment)
+
+
+def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
+    """The move a reply means, and its comment, read as a person writes: ``d5.``; a
+    move then words (``D5 take that!``: the words join the comment); a greeting
+    line before the move (``Hi Bob,`` then ``D5``). Otherwise the line as it is, so
+    the game's own error explains it. Two possible readings are refused."""
+    def is_move(text: str) -> bool:
+        try:
+            game.parse_move(text, state)
+            return True
+        except MoveError:
+            return False
+
+    words = line.split()
+    if words[0].lower() in ("resign", "newround") or is_move(line):
+        return line, comment
+    readings = []
+    for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move
+        text = " ".join(words[:count]).rstrip(".!?,;:")
+        if text and is_move(text):
+            rest = " ".join(words[count:])
+            readings.append((text, f"{rest}\n{comment}".strip()))
+            break
+    following, after = split_command(comment)
+    if following and len(words) <= 4 and not readings or line.rstrip().endswith(","):
+        text = following.rstrip(".!?,;:")
+        if following and is_move(text):
+            readings.append((text, f"{line}\n{after}".strip()))
+    if len(readings) == 2 and readings[0][0] != readings[1][0]:
+        raise PlayerError(f"Your reply could mean the move {readings[0][0]} (first line) or {readings[1][0]} "
+                          "(second line); write only the move on the first line.",
+                          "a move such as D4, pass or resign on the first line")
+    return readings[0] if readings else (line, comment)
 
 
 def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:

@@ -33,9 +33,12 @@ def render(name: str, **context) -> tuple[str, str]:
     return head.removeprefix("Subject: ").strip(), body.strip("\n")
 
 
-def send(unit: Unit, to: str, name: str, *, board: Board | None = None, reply_to: str | None = None,
+def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, reply_to: str | None = None,
          auto: str = "auto-replied", attachments=(), **context) -> None:
-    """Compose template ``name`` for ``to`` and queue it in this unit of work."""
+    """Compose template ``name`` for ``to`` and queue it in this unit of work; a
+    player without an address (``to`` None) gets no mail."""
+    if to is None:
+        return
     subject, body = render(name, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
     message = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
@@ -50,6 +53,16 @@ def subject_tail(view: BoardView) -> str:
     if seat is not None:
         return view.name(seat)
     return "game over" if view.outcome else "either player"
+
+
+def footer(board: Board, seat: int | None) -> dict:
+    """What the footer of a mail to ``seat`` offers: a move (``acting``), the scoring
+    words (``scoring``: both players may act, as in Go's scoring)."""
+    if seat is None or board.status != "active":
+        return {"acting": False, "scoring": False}
+    game = REGISTRY[board.game]
+    state = game.from_json(board.state)
+    return {"acting": seat in game.actors(state), "scoring": game.to_move(state) is None}
 
 
 def player_reply_to(unit: Unit, board: Board, seat: int) -> str:
@@ -72,7 +85,7 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              attachments=record, view=view, tail=subject_tail(view), seat=seat, player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, **context)
+             forced=forced, **footer(board, seat), **context)
 
 
 def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None, game: Game | None) -> None:

@@ -39,14 +39,16 @@ def show(unit: Unit, command: Command, comment: str) -> None:
     seat = next((i for i, p in enumerate(players) if p.email == unit.mail.sender), None)
     letters.send(unit, unit.mail.sender, "show", board=board,
                  reply_to=letters.player_reply_to(unit, board, seat) if seat is not None else None,
-                 view=view, tail=letters.subject_tail(view), seat=seat)
+                 view=view, tail=letters.subject_tail(view), seat=seat, **letters.footer(board, seat))
 
 
 def history(unit: Unit, command: Command, comment: str) -> None:
     board = _board(unit, command.board, command.game)
-    view = BoardView.current(board, load_players(unit.session, board), load_records(unit.session, board))
+    players = load_players(unit.session, board)
+    view = BoardView.current(board, players, load_records(unit.session, board))
     letters.send(unit, unit.mail.sender, "history", board=board, view=view,
-                 entries=list(zip(view.records, view.move_lines())))
+                 entries=list(zip(view.records, view.move_lines())),
+                 for_players=unit.mail.sender in (p.email for p in players))
 
 
 def games(unit: Unit, command: Command, comment: str) -> None:
@@ -56,13 +58,21 @@ def games(unit: Unit, command: Command, comment: str) -> None:
     if command.game:
         query = query.where(Board.game == command.game)
         title = f"{get_game(command.game).title} boards"
+    player = None
     if command.userid:
         player = s.exec(select(Player).where(Player.userid == command.userid)).first()
         if player is None:
             raise PlayerError(f"There is no player called {command.userid}.", USAGE["games"])
         query = query.where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
         title += f" of {player.userid}"
+    which = command.args[0] if command.args else "all"
+    if which != "all":
+        query = query.where(Board.status == "active")
+        title += " (active)" if which == "active" else " (to move)"
     boards = s.exec(query).all()
+    if which == "next":  # to move, or one of both who may act (Go's scoring)
+        boards = [b for b in boards if b.to_move is not None and b.player_id(b.to_move) == player.id
+                  or b.to_move is None and player.id in (b.seat0_id, b.seat1_id)]
     names = {p.id: p.userid for p in s.exec(select(Player).where(Player.id.in_(
         {b.seat0_id for b in boards} | {b.seat1_id for b in boards}))).all()} if boards else {}
     lines = []

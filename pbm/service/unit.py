@@ -29,6 +29,9 @@ from ..outbox import deliver_after_commit, queue
 from . import events
 
 T = TypeVar("T")
+# Called after every commit that changed boards, with the committed unit; the
+# computer player registers here to think about its next move.
+AFTER_COMMIT: list[Callable[[Engine, "Unit"], None]] = []
 ATTEMPTS = 3  # a version conflict is retried this often before it is an error
 
 
@@ -43,7 +46,9 @@ class Unit:
     mail: InboundMail | None = None
     outbox: list[OutboxMail] = field(default_factory=list)
     changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
+    seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
+    passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
 
     def queue(self, message: EmailMessage, board_id: int | None) -> None:
         """Put one composed mail in the outbox, in this transaction."""
@@ -52,6 +57,7 @@ class Unit:
     def board_changed(self, board: Board) -> None:
         """Tell live pages about this board once the transaction commits."""
         self.changed[board.id] = board.move_count
+        self.seated[board.id] = (board.seat0_id, board.seat1_id)
 
 
 def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
@@ -76,5 +82,8 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             continue
         deliver_after_commit(engine, settings, unit.outbox)
         events.publish(unit.changed)
+        if unit.changed:
+            for hook in AFTER_COMMIT:
+                hook(engine, unit)
         return result
     raise AssertionError("unreachable")

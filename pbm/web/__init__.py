@@ -80,6 +80,8 @@ def create_app(overrides: dict | None = None) -> Flask:
         return request.path.startswith("/inbound") or request.path.endswith(".json")
 
     @app.errorhandler(400)
+    @app.errorhandler(401)
+    @app.errorhandler(403)
     @app.errorhandler(404)
     @app.errorhandler(405)
     @app.errorhandler(413)

@@ -19,6 +19,8 @@ from email.utils import formatdate
 
 from flask import Blueprint, abort, current_app, jsonify, request
 
+from ..service import Status
+
 
 bp = Blueprint("inbound", __name__)
 
@@ -42,10 +44,12 @@ def _check_secret(settings) -> None:
         abort(401, "This webhook needs the shared secret (basic auth or X-PBM-Signature).")
 
 
-def _check_mailgun(settings, form) -> None:
+def _check_mailgun(settings, form, server) -> str | None:
+    """Verify the Mailgun signature of a form post; returns its token, which the
+    caller spends once the mail is handled (a token is accepted once)."""
     key = settings.mailgun_signing_key
     if not key:
-        return
+        return None
     timestamp, token, signature = form.get("timestamp", ""), form.get("token", ""), form.get("signature", "")
     if not (timestamp and token and signature):
         abort(403, "The Mailgun signature fields are missing.")
@@ -58,6 +62,9 @@ def _check_mailgun(settings, form) -> None:
         fresh = False
     if not fresh:
         abort(403, "The Mailgun signature is too old.")
+    if server.token_used(token):
+        abort(403, "This Mailgun signature was used before; a signature is accepted once.")
+    return token
 
 
 def _mailgun_message(form) -> bytes:
@@ -91,18 +98,22 @@ def inbound_email():
         abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
     _check_secret(settings)
     envelope: list[str] = []
+    token = None
+    # With a Mailgun key (and no shared secret) every form of the webhook needs its signature.
+    mailgun_only = settings.mailgun_signing_key and not settings.inbound_secret
     mimetype = request.mimetype
     if mimetype in ("message/rfc822", "text/plain", "application/octet-stream"):
+        if mailgun_only:
+            abort(401, "This webhook needs a Mailgun signature (timestamp, token, signature form fields).")
         raw = request.get_data()
     else:
         request.max_form_memory_size = limit + 1  # Flask caps form fields at 500 kB otherwise
         form = request.form
+        if mailgun_only or "signature" in form:
+            token = _check_mailgun(settings, form, server)
         if "email" in form or "body-mime" in form:
             raw = (form.get("email") or form.get("body-mime")).encode("utf-8", "surrogateescape")
-            if "signature" in form:
-                _check_mailgun(settings, form)
         elif "body-plain" in form or "sender" in form:
-            _check_mailgun(settings, form)
             raw = _mailgun_message(form)
         else:
             abort(400, "The request holds no message: send the raw mail as the body "
@@ -114,4 +125,6 @@ def inbound_email():
     if len(raw) > limit:
         abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
     result = server.handle_raw(raw, envelope)
+    if token and result.status != Status.RETRY:  # a retried request may use its token again
+        server.spend_token(token)
     return jsonify(result.to_json()), result.answer.http

@@ -8,11 +8,12 @@ import textwrap
 import pytest
 
 from pbm.games import IllegalMoveError, InvalidMoveError, Outcome
+from pbm.games.dragons_diagram import draw
 from pbm.games.dragons import (
     DRAGONS,
     ORIENTATIONS,
     DragonsState,
-    draw,
+
     edge_colours,
     fitting,
     longest_loop,

@@ -1,0 +1,178 @@
+"""The server's own player, userid ``computer``.
+
+It thinks outside any transaction (in a small pool of threads, started after
+the commit that made it the computer's turn), then moves through the unit of
+work like a person, asserting the move number it thought about: a board that
+changed meanwhile is left alone, never half-applied. An engine that fails or
+is too slow leaves the game waiting; the human is told, and the scheduler's
+``sweep`` tries again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from ..config import Settings
+from ..db import reading
+from ..games import get_game
+from ..models import Board, MoveRecord, Player
+from . import boards, letters, unit as units
+from .errors import PlayerError
+from .unit import Unit, run
+
+log = logging.getLogger(__name__)
+
+USERID = "computer"
+
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pbm-computer")
+_pending: dict[int, Future] = {}  # board id -> its thinking job
+_pending_lock = threading.Lock()
+_computer_ids: dict[str, int] = {}  # database URL -> the computer's player id
+_looked_up: dict[str, float] = {}  # database URL -> when it was last looked for in vain
+LOOK_AGAIN = 30.0  # seconds between lookups while there is no computer player
+
+
+def player(unit: Unit) -> Player:
+    """The computer's account (made on first use; it has no address and no password)."""
+    found = unit.session.exec(select(Player).where(Player.userid == USERID)).first()
+    if found is None:
+        found = Player(userid=USERID, email=None, invited=False, created_at=unit.now)
+        unit.session.add(found)
+        unit.session.flush()
+    _computer_ids[str(unit.session.get_bind().url)] = found.id
+    return found
+
+
+def check_can_play(game, settings: Settings) -> None:
+    """PlayerError when the computer cannot play ``game`` here (Go needs GNU Go)."""
+    from ..players import can_play
+
+    reason = can_play(game.name, settings)
+    if reason:
+        raise PlayerError(reason)
+
+
+def _seat_to_act(session, board: Board) -> int | None:
+    """The computer's seat if it should act now on ``board``, else None. Where both
+    sides may act (Go's scoring) it acts once after each move of the other side."""
+    if board.status != "active":
+        return None
+    ids = {p.id: p.userid for p in session.exec(select(Player).where(
+        Player.id.in_((board.seat0_id, board.seat1_id)))).all()}
+    seats = [s for s in (0, 1) if ids.get(board.player_id(s)) == USERID]
+    if not seats:
+        return None
+    game = get_game(board.game)
+    actors = game.actors(boards.current_state(game, board))
+    seat = next((s for s in seats if s in actors), None)
+    if seat is not None and len(actors) > 1:
+        last = session.exec(select(MoveRecord.seat).where(MoveRecord.board_id == board.id)
+                            .order_by(MoveRecord.number.desc())).first()
+        if last == seat:
+            return None
+    return seat
+
+
+def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
+    """Play the computer's move on ``board_id`` if it is to act; True if it moved."""
+    from ..players import EngineError, computer_move
+
+    with reading(engine) as session:
+        board = session.get(Board, board_id)
+        seat = _seat_to_act(session, board) if board is not None else None
+        if seat is None:
+            return False
+        game = get_game(board.game)
+        state, number = boards.current_state(game, board), board.move_count + 1
+    try:
+        text = computer_move(board.game, state, seat, seed=board_id * 1009 + number, settings=settings)
+    except EngineError as error:
+        log.warning("the computer could not move on board %s: %s", board_id, error)
+        run(engine, settings, lambda unit: _tell_failure(unit, board_id, number, str(error)))
+        return False
+
+    def move(unit: Unit) -> bool:
+        locked = boards.lock(unit, board_id)
+        if locked.move_count + 1 != number:
+            return False  # the board changed while the computer thought; it thinks again
+        boards.play(unit, locked, seat, text, "", number)
+        return True
+
+    try:
+        return run(engine, settings, move)
+    except PlayerError as error:
+        log.error("the computer's move %r on board %s was refused: %s", text, board_id, error)
+        return False
+
+
+def _tell_failure(unit: Unit, board_id: int, number: int, reason: str) -> None:
+    board = boards.lock(unit, board_id)
+    if board.move_count + 1 != number:
+        return
+    for player in boards.load_players(unit.session, board):
+        letters.send(unit, player.email, "computer_failed", board=board, reason=reason,
+                     game=get_game(board.game))
+
+
+def _computer_id(engine: Engine) -> int | None:
+    """The computer's player id in this database (remembered once it exists)."""
+    url = str(engine.url)
+    if url in _computer_ids or time.monotonic() - _looked_up.get(url, -LOOK_AGAIN) < LOOK_AGAIN:
+        return _computer_ids.get(url)
+    with reading(engine) as session:
+        known = session.exec(select(Player.id).where(Player.userid == USERID)).first()
+    if known is None:
+        _looked_up[url] = time.monotonic()
+    else:
+        _computer_ids[url] = known
+    return known
+
+
+def schedule(engine: Engine, unit: Unit) -> None:
+    """After a commit: think about every changed board the computer plays on."""
+    if not any(unit.seated.values()):
+        return
+    computer = _computer_id(engine)
+    for board_id, seats in unit.seated.items():
+        if computer not in seats:
+            continue
+        with _pending_lock:
+            if board_id in _pending and not _pending[board_id].done():
+                continue
+            _pending[board_id] = _pool.submit(_safely, engine, unit.settings, board_id)
+
+
+def _safely(engine: Engine, settings: Settings, board_id: int) -> None:
+    try:
+        think_and_move(engine, settings, board_id)
+    except Exception:  # the scheduler's sweep tries again
+        log.exception("the computer failed on board %s", board_id)
+
+
+def wait_idle(timeout: float) -> bool:
+    """Wait until no thinking is pending (tests, and ``pbm ingest`` before it exits)."""
+    with _pending_lock:
+        jobs = list(_pending.values())
+    done, not_done = wait(jobs, timeout=timeout)
+    return not not_done
+
+
+def sweep(engine: Engine, settings: Settings) -> int:
+    """The scheduler's job: the computer moves wherever it is to act (after a failed
+    engine, a restart, or a process that exited before it thought)."""
+    with reading(engine) as session:
+        computer = session.exec(select(Player.id).where(Player.userid == USERID)).first()
+        if computer is None:
+            return 0
+        ids = session.exec(select(Board.id).where(Board.status == "active", (Board.seat0_id == computer)
+                                                  | (Board.seat1_id == computer))).all()
+    return sum(think_and_move(engine, settings, board_id) for board_id in ids)
+
+
+units.AFTER_COMMIT.append(schedule)

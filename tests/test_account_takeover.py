@@ -1,0 +1,79 @@
+"""An account gains an address only by a reply from that address: naming someone
+else's address (or an invited player's) in signup or change address takes nothing."""
+
+from sqlmodel import select
+
+from pbm.db import reading
+from pbm.models import Player
+
+from .conftest import body
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+VICTIM, ATTACKER = "victim@players.test", "mallory@evil.test"
+
+
+def accounts(server) -> dict[str, tuple[str, bool]]:
+    with reading(server.engine) as session:
+        return {p.userid: (p.email, p.invited) for p in session.exec(select(Player)).all()}
+
+
+def flat(mail) -> str:
+    """The body with its line wrapping undone."""
+    return " ".join(body(mail).split())
+
+
+def confirmation_reply_to(mail) -> str:
+    return mail["Reply-To"].addresses[0].addr_spec
+
+
+def test_signup_naming_an_invited_address_takes_over_nothing(players, outbox, server):
+    players.send(ALICE, f"greatkingdom challenge alice {VICTIM}")
+    invited = {u: e for u, (e, inv) in accounts(server).items() if inv}
+    outbox.new()
+    result = players.send(ATTACKER, f"signup mallory secret9 {VICTIM}")
+    assert result.status == "applied"
+    mails = sorted(outbox.new(), key=lambda m: m["To"].addresses[0].addr_spec != VICTIM)  # the victim's first
+    assert [m["To"].addresses[0].addr_spec for m in mails] == [VICTIM, ATTACKER]
+    assert "Someone asked to sign up the pbm userid mallory with this address." in flat(mails[0])
+    assert "once that address confirms it" in flat(mails[1])
+    assert "mallory" not in accounts(server)  # nothing yet
+    assert {u: e for u, (e, inv) in accounts(server).items() if inv} == invited
+    # The attacker cannot use the victim's seat with the password they chose.
+    seat = next(iter(invited))
+    refused = players.send(ATTACKER, f"greatkingdom resign 101 {seat} secret9")
+    assert refused.status == "rejected" and VICTIM not in refused.error
+    assert VICTIM not in body(outbox.new()[-1])  # the invited address is not disclosed
+    # A reply to the confirmation from anywhere but the victim's address confirms nothing.
+    forged = players.send(ATTACKER, "Re: confirm", "yes", to=confirmation_reply_to(mails[0]))
+    assert forged.status == "rejected" and "mallory" not in accounts(server)
+
+
+def test_signup_for_another_address_is_made_when_that_address_replies(players, outbox, server):
+    players.send(ALICE, "signup carol carolpw carol@players.test")
+    ask = outbox.to("carol@players.test")[-1]
+    assert "carol" not in accounts(server)
+    assert players.send("carol@players.test", "Re: " + str(ask["Subject"]), "ok",
+                        to=confirmation_reply_to(ask)).status == "applied"
+    assert accounts(server)["carol"] == ("carol@players.test", False)
+    assert outbox.to("carol@players.test")[-1]["Subject"] == "pbm signup"
+    again = players.send("carol@players.test", "Re: again", "ok", to=confirmation_reply_to(ask))
+    assert again.status == "rejected" and "unknown or has expired" in again.error
+
+
+def test_signup_without_an_address_binds_the_sender(players, server):
+    assert players.send("dave@players.test", "signup dave davepw").status == "applied"
+    assert accounts(server)["dave"] == ("dave@players.test", False)
+
+
+def test_change_address_to_another_address_waits_for_its_reply(players, outbox, server):
+    players.send(ALICE, "change address alice alicepw alice@new.test")
+    assert accounts(server)["alice"] == (ALICE, False)
+    ask = outbox.to("alice@new.test")[-1]
+    assert "move the pbm account alice to this address" in flat(ask)
+    assert players.send("alice@new.test", "Re: x", "yes", to=confirmation_reply_to(ask)).status == "applied"
+    assert accounts(server)["alice"] == ("alice@new.test", False)
+
+
+def test_a_taken_userid_is_named_before_a_short_password(players):
+    result = players.send("eve@players.test", "signup alice pw")
+    assert result.status == "rejected" and "The userid alice is taken" in result.error

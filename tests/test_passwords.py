@@ -1,0 +1,45 @@
+"""Passwords: never stored in clear, guessing locked per account and per sender."""
+
+from sqlmodel import select
+
+from pbm.db import reading
+from pbm.models import InboundMessage
+from pbm.service.passwords import MAX_PER_ACCOUNT, MAX_PER_SENDER
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+
+
+def test_the_password_is_not_kept_in_the_record_of_the_mail(players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    players.send(ALICE, "change password alice alicepw newsecret")
+    with reading(players.server.engine) as session:
+        subjects = session.exec(select(InboundMessage.subject)).all()
+    assert "greatkingdom move 101 alice ******** D4" in subjects
+    assert "change password alice ******** ********" in subjects
+    assert not any("alicepw" in s or "newsecret" in s for s in subjects)
+
+
+def test_guessing_one_account_is_locked_even_for_the_right_password(players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    for guess in range(MAX_PER_ACCOUNT):
+        wrong = players.send(f"guesser{guess}@evil.test", f"greatkingdom move 101 alice guess{guess} D4")
+        assert wrong.status == "rejected" and "The password for alice is wrong." in wrong.error
+    locked = players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    assert locked.status == "rejected"
+    assert "Too many wrong passwords for alice in the last 15 minutes" in locked.error
+    assert players.send(BOB, "greatkingdom show 101").status == "applied"  # others are not locked out
+
+
+def test_guessing_from_one_address_is_locked_for_every_account(players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    for guess in range(MAX_PER_SENDER):
+        players.send("guesser@evil.test", f"greatkingdom move 101 {('alice', 'bob')[guess % 2]} x{guess} D4")
+    locked = players.send("guesser@evil.test", "greatkingdom move 101 bob bobpw D4")
+    assert "Too many wrong passwords from guesser@evil.test" in locked.error
+
+
+def test_an_unknown_userid_and_a_wrong_password_are_both_refused(players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    unknown = players.send("x@evil.test", "greatkingdom move 101 nobody pw D4")
+    assert unknown.status == "rejected" and "There is no player called nobody" in unknown.error

@@ -1,0 +1,120 @@
+"""What players hit when they tried the server as new users (issue 9), each fixed."""
+
+import pytest
+
+from .conftest import body
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+
+
+def flat(mail) -> str:
+    return " ".join(body(mail).split())
+
+
+def reply_address(mail) -> str:
+    return mail["Reply-To"].addresses[0].addr_spec
+
+
+@pytest.fixture
+def game(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    return players
+
+
+def latest_to(outbox, address):
+    return outbox.to(address)[-1]
+
+
+def reply(players, outbox, sender, text):
+    return players.send(sender, "Re: your board", text, to=reply_address(latest_to(outbox, sender)))
+
+
+def test_replying_newround_to_the_new_round_mail_starts_the_round(game, outbox):
+    reply(game, outbox, ALICE, "resign")
+    assert reply(game, outbox, BOB, "newround").status == "applied"
+    asked = latest_to(outbox, ALICE)
+    assert asked["Subject"] == "Great Kingdom Board 101 new round?" and asked["Reply-To"] is not None
+    assert game.send(ALICE, "Re: new round?", "newround", to=reply_address(asked)).status == "applied"
+    assert latest_to(outbox, ALICE)["Subject"] == "Great Kingdom Board 102 alice"
+
+
+@pytest.mark.parametrize("word, subject", [("help", "Great Kingdom help"),
+                                           ("show", "Great Kingdom Board 101 alice"),
+                                           ("history", "Great Kingdom Board 101 history"),
+                                           ("games", "All boards of alice")])
+def test_command_words_in_a_reply_are_commands(game, outbox, word, subject):
+    result = reply(game, outbox, ALICE, word)
+    assert result.status == "applied", result.error
+    assert latest_to(outbox, ALICE)["Subject"] == subject
+
+
+def test_an_abbreviated_multiple_in_the_subject(game, outbox):
+    result = game.send(ALICE, "mult", "greatkingdom move 101 alice alicepw D4\ngreatkingdom show 101\n")
+    assert result.status == "applied", result.error
+
+
+def test_an_error_mail_quotes_the_subject_and_the_visible_body_not_the_headers(game, outbox):
+    game.send(ALICE, "greatkingdom move 101 alice alicepw Z99", "my comment",
+              headers={"Received": "from mx.example by pbm", "DKIM-Signature": "v=1; a=rsa-sha256"})
+    error = body(latest_to(outbox, ALICE))
+    assert "> Subject: greatkingdom move 101 alice alicepw Z99" in error and "> my comment" in error
+    assert "DKIM-Signature" not in error and "Received:" not in error
+
+
+@pytest.mark.parametrize("text, move, comment", [
+    ("d4.", "D4", ""),
+    ("D4 take that!", "D4", "take that!"),
+    ("Hi Bob,\nD4\nNice game so far.", "D4", "Hi Bob,\nNice game so far."),
+])
+def test_moves_are_read_as_people_write_them(game, outbox, text, move, comment):
+    assert reply(game, outbox, ALICE, text).status == "applied"
+    to_bob = latest_to(outbox, BOB)
+    assert f"alice        {move}" in body(to_bob)
+    if comment:
+        assert "alice says (to the two players only):\n" + "\n".join("> " + line for line in comment.split("\n")) \
+            in body(to_bob)
+
+
+def test_two_readings_of_a_reply_are_refused_and_named(game, outbox):
+    result = reply(game, outbox, ALICE, "D4,\nE5")
+    assert result.status == "rejected"
+    assert "could mean the move D4 (first line) or E5 (second line)" in result.error
+
+
+def test_footers_say_what_each_player_can_do_now(game, outbox):
+    reply(game, outbox, ALICE, "D4")
+    to_alice, to_bob = latest_to(outbox, ALICE), latest_to(outbox, BOB)
+    assert "To move, reply" not in body(to_alice) and "It is your opponent's turn" in flat(to_alice)
+    assert "To move, reply to this mail with your move" in body(to_bob)
+    reply(game, outbox, BOB, "resign")
+    assert 'For a new round with the same sides and options, reply "newround".' in flat(latest_to(outbox, ALICE))
+
+
+def test_go_scoring_mails_name_mark_done_resume(players, outbox):
+    players.send(ALICE, "go challenge alice bob")
+    reply(players, outbox, ALICE, "pass")
+    reply(players, outbox, BOB, "pass")
+    assert "mark <point>" in flat(latest_to(outbox, ALICE)) and "done" in flat(latest_to(outbox, BOB))
+
+
+def test_history_shows_comments_to_the_players_only(game, outbox):
+    reply(game, outbox, ALICE, "D4\nmy secret plan")
+    game.send(BOB, "greatkingdom history 101")
+    assert "| my secret plan" in body(latest_to(outbox, BOB))
+    game.send("someone@watching.test", "greatkingdom history 101")
+    watcher = body(latest_to(outbox, "someone@watching.test"))
+    assert "my secret plan" not in watcher and "(a comment for the players)" in watcher
+
+
+def test_games_next_lists_the_boards_where_the_player_is_to_move(game, outbox):
+    game.send(BOB, "greatkingdom challenge bob alice")  # board 102: bob moves first
+    game.send(BOB, "greatkingdom games alice next")
+    listing = body(latest_to(outbox, BOB))
+    assert "101" in listing and "  102" not in listing
+    refused = game.send(BOB, "greatkingdom games next")
+    assert refused.status == "rejected" and "name the player" in refused.error
+
+
+def test_a_reply_move_reports_its_board(game, outbox):
+    result = reply(game, outbox, ALICE, "D4")
+    assert (result.status, result.board) == ("applied", 101)

@@ -1,0 +1,124 @@
+"""What the opponent receives of a reply: the sender's own words only.
+
+Samples in tests/mail_samples/replies/ are replies to a board mail as Gmail,
+Outlook, Apple Mail and Thunderbird write them, in English, German and
+French, plain text and HTML; beside each ``.eml`` is the expected visible
+text (``.txt``)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import body
+from pbm.mail.inbound import (
+    MAX_BODY_CHARS,
+    MAX_COMMAND_LINE,
+    MAX_REPLY_CHARS,
+    html_to_text,
+    parse_mail,
+    split_command,
+    visible_reply,
+)
+
+SAMPLES = sorted(Path(__file__).parent.joinpath("mail_samples", "replies").glob("*.eml"))
+SERVER = {"base_url": "http://pbm.test", "server_address": "pbm@pbm.test"}
+
+
+def test_there_is_a_sample_of_every_client_in_every_language():
+    names = {p.stem for p in SAMPLES}
+    for client in ("gmail", "outlook", "apple", "thunderbird"):
+        for language in ("en", "de", "fr"):
+            assert any(n.startswith(f"{client}-{language}-") for n in names), (client, language)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_sample_reply_is_read_as_its_writer_wrote_it(sample):
+    mail = parse_mail(sample.read_bytes())
+    assert mail.too_large is None
+    assert visible_reply(mail.body, **SERVER) == sample.with_suffix(".txt").read_text(encoding="utf-8").strip()
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the rules added to the reply parser, one by one
+    ("D5\nok\n\nLe dim. 29 nov. 2026 à 10:00, pbm <pbm@pbm.test> a\nécrit :\nold", "D5\nok"),
+    ("D5\nok\n\nOn Sun, Nov 29, 2026 at 10:00 AM pbm <pbm+1.a@pbm.test>\nwrote:\nold", "D5\nok"),
+    ("D5\nok\n\nAm 29.11.2026 um 10:00 schrieb pbm <pbm@pbm.test>:\nold", "D5\nok"),
+    ("D5\nok\n\n---------- Forwarded message ---------\nold", "D5\nok"),
+    ("D5\nok\n\n---------- Weitergeleitete Nachricht ---------\nold", "D5\nok"),
+    ("D5\nok\n\n-----Message d'origine-----\nold", "D5\nok"),
+    ("D5\nok\n________________________________\nold", "D5\nok"),
+    ("D5\nok\n\n-- \nBob", "D5\nok"),
+    ("D5\nok\n\nVon meinem iPhone gesendet", "D5\nok"),
+    ("D5\nok\n\nEnvoyé de mon iPad", "D5\nok"),
+    ("D5\nok\n\nGet Outlook for Android<https://aka.ms/AAb9ysg>", "D5\nok"),
+    # a reply written below the quote keeps its words
+    ("On Sun, Nov 29, 2026 at 10:00 AM pbm wrote:\n> board\n\nD5\nok", "D5\nok"),
+    # lists and ordinary words are no signature
+    ("D5\n- first this\n- then that", "D5\n- first this\n- then that"),
+    ("multiple\ngo show 101\ngo games alice", "multiple\ngo show 101\ngo games alice"),
+    ("D5\nThanks, you too.\nBest, and good luck", "D5\nThanks, you too.\nBest, and good luck"),
+])
+def test_attributions_separators_and_signatures_end_the_reply(text, expected):
+    assert visible_reply(text) == expected
+
+
+def test_quote_above_and_below_is_dropped_and_blank_runs_collapse():
+    assert visible_reply("> old\n> board\n\n\n\npass\n\n\n\nthanks\n> more") == "pass\n\nthanks"
+
+
+def test_long_lines_pass_the_reply_parser_whole():
+    paragraph = "word " * 400  # 2,000 characters: longer than any attribution, so a stand-in is parsed
+    assert visible_reply(f"D5\n{paragraph}\n\nOn Sun, Nov 29 pbm wrote:\n> x") == f"D5\n{paragraph.strip()}"
+
+
+def test_the_reply_parser_sees_a_bounded_window():
+    text = visible_reply("D5\n" + "a line of comment\n" * 10_000)
+    assert MAX_REPLY_CHARS - 100 < len(text) <= MAX_REPLY_CHARS
+
+
+def test_private_link_and_reply_tag_never_reach_the_comment():
+    text = visible_reply("D5\nmine: https://pbm.test/play/abc123 (mailto:pbm+101.abc123@pbm.test)", **SERVER)
+    assert text == "D5\nmine: [private link removed] ([reply address removed])"
+    assert "abc123" not in text
+    # links elsewhere and the public board page stay
+    assert visible_reply("D5\nsee http://pbm.test/games/101 and http://other.test/play/x", **SERVER) == \
+        "D5\nsee http://pbm.test/games/101 and http://other.test/play/x"
+
+
+def test_a_real_board_mail_pasted_unquoted_is_removed(players, outbox):
+    """The board mail the server really sends, under a move, as a client that does not quote sends it."""
+    players.send("alice@players.test", "go challenge alice bob")
+    players.send("alice@players.test", "go move 101 alice alicepw E5", "Your move!")
+    board_mail = next(m for m in outbox.to("bob@players.test") if "Your move!" in body(m))
+    token = str(board_mail["Reply-To"]).split("+")[1].split("@")[0].split(".")[1]
+    assert token in body(board_mail)
+    reply = f"D5\nsee you tomorrow\n\n{body(board_mail)}"
+    assert visible_reply(reply, base_url="http://pbm.test", server_address="pbm@pbm.test") == \
+        "D5\nsee you tomorrow"
+
+
+def test_the_first_board_mail_with_its_invitation_is_removed(players, outbox):
+    players.send("alice@players.test", "go challenge alice bob")
+    board_mail = outbox.to("bob@players.test")[-1]
+    reply = f"pass\n\n{body(board_mail)}"
+    assert visible_reply(reply, **SERVER) == "pass"
+
+
+def test_split_command_returns_the_first_line_whole():
+    line, comment = split_command(visible_reply("x" * (MAX_COMMAND_LINE + 5) + "\nrest"))
+    assert len(line) == MAX_COMMAND_LINE + 5 and comment == "rest"
+
+
+def test_nested_blockquotes_are_quoted_once():
+    html = "<blockquote>" * 5_000 + "deep" + "</blockquote>" * 5_000 + "D5"
+    assert html_to_text(html) == "> deep\nD5"
+    assert visible_reply(html_to_text(html)) == "D5"
+
+
+def test_html_text_is_bounded():
+    html = "<blockquote>x\n" * 50_000
+    text = html_to_text(html)
+    assert len(text) <= MAX_BODY_CHARS + 1 and set(text.split("\n")[:-1]) == {"> x"}
+    assert len(html_to_text("<p>word</p>" * 100_000, limit=1_000)) < 1_100
+    cut = html_to_text("<p>" + "long " * 50_000, limit=1_000)  # one paragraph over the limit is cut
+    assert cut.startswith("long " * 199) and len(cut) == 1_001
