@@ -405,3 +405,11 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
     answer = secret_client.post("/inbound/email", data=auto, auth=auth)
     assert answer.json["status"] == "ignored", answer.json
     assert outbox.new() == []
+
+
+@pytest.mark.parametrize("odd", ["²", "٣", "9" * 40])
+def test_odd_numbers_in_the_play_form_and_urls_are_not_errors(client, server, game, odd):
+    response = post_move(client, token(server, 1), "F6", number=odd)
+    assert response.status_code in (303, 422), response.status_code
+    assert client.get(f"/games/101?move={odd}").status_code == 400
+    assert client.get(f"/games/{'9' * 30}").status_code == 404

@@ -71,7 +71,7 @@ def _listen_if_postgres() -> None:
 
 def _known() -> int:
     value = request.headers.get("Last-Event-ID") or request.args.get("known", "")
-    return int(value) if value.isdigit() and len(value) < 10 else -1
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else -1
 
 
 def _event(name: str, data: dict, event_id: int | None = None) -> str:

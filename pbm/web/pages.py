@@ -30,7 +30,7 @@ def view_of(session, board: Board) -> BoardView:
     if move is None or move == "":
         return latest_view(session, board)
     players, records = load_players(session, board), load_records(session, board)
-    if not move.isdigit() or len(move) > 9:
+    if not (move.isascii() and move.isdigit()) or len(move) > 9:
         abort(400, f"?move= needs a move number from 0 to {board.move_count}.")
     number = int(move)
     if number > board.move_count:

@@ -111,7 +111,7 @@ def play(token: str):
     move = request.form.get("move", "").strip()
     comment = request.form.get("comment", "").strip()
     number = request.form.get("number", "")
-    number = int(number) if number.isdigit() and len(number) < 10 else None
+    number = int(number) if number.isascii() and number.isdigit() and len(number) < 10 else None
     typed = {"move": move, "comment": comment}
     if not move:
         return _page(token, "board.html", error="Write a move in the box first.", typed=typed, status=400)
