@@ -19,8 +19,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from sgfmill import sgf
-
+from .go_help import HELP
 from .base import (
     Declared,
     GameInfo,
@@ -373,27 +372,10 @@ class Go(Declared):
 
     def game_record(self, options: dict, log, players: tuple[str, str], outcome: Outcome | None,
                     date: str) -> tuple[str, str, bytes]:
-        """The game as SGF (FF[4]): every stone and pass of ``log`` ((seat, kind, text)
-        entries), with size, komi, rules, players, date and result."""
-        size = options.get("size", 9)
-        record = sgf.Sgf_game(size=size)
-        root = record.get_root()
-        root.set("KM", options.get("komi", 7.5))
-        root.set("RU", "Chinese")  # area scoring
-        root.set("PB", players[0])
-        root.set("PW", players[1])
-        root.set("DT", date)
-        if outcome is not None:
-            root.set("RE", sgf_result(outcome))
-        state = self.initial_state(options)
-        for seat, kind, text in log:
-            if kind != "move":
-                continue
-            move = self.parse_move(text, state)
-            if move == PASS or (isinstance(move, tuple) and isinstance(move[0], int)):
-                node = record.extend_main_sequence()
-                node.set_move("bw"[seat], None if move == PASS else (move[1], move[0]))
-        return "game.sgf", "application/x-go-sgf", record.serialise()
+        """The game as SGF (see ``go_sgf``)."""
+        from .go_sgf import game_record
+
+        return game_record(self, options, log, players, outcome, date)
 
     # -- storage -----------------------------------------------------------
 
@@ -417,51 +399,5 @@ class Go(Declared):
             frozenset(data["dead"]), frozenset(data["confirmed"]), data["last_passer"],
             Outcome.from_json(data["outcome"]), history)
 
-
-def sgf_result(outcome: Outcome) -> str:
-    """SGF's RE value: W+2.5, B+R (resignation), W+T (time), 0 (draw), Void (no result)."""
-    if outcome.winner is None:
-        return "0" if outcome.kind in ("score", "agreement") else "Void"
-    colour = "BW"[outcome.winner]
-    if outcome.kind == "score" and outcome.margin is not None:
-        return f"{colour}+{outcome.margin:g}"
-    return colour + {"resignation": "+R", "time": "+T"}.get(outcome.kind, "+")
-
-
-HELP = """\
-GO
-
-Two players, Black (moves first) and White, place stones on the points of
-a 9x9 board (options -size=13 or -size=19). White receives 7.5 points komi
-(option -komi=K, half points allowed). There are no handicap stones.
-
-Orthogonally connected stones form a group; its liberties are the empty
-points next to it. A move that leaves enemy groups without liberties
-captures them. Suicide is illegal: after captures your own group must have
-a liberty. Positional superko: no move may recreate any earlier board
-position of the game. Passing is always allowed.
-
-Two passes in a row open the scoring. Either player may:
-    mark D4    toggle the whole group at D4 between dead and alive
-    done       confirm the current marking (a new mark clears confirmations)
-    resume     clear the marks and play on; the player who did not pass
-               last moves next
-When both players have confirmed the same marking, dead stones are removed
-and the game is scored by area: stones plus empty points surrounded only
-by your stones. Prisoners do not count; White adds komi. Results read like
-W+2.5. Resigning is possible at any time, during scoring too. After a game,
-both players sending "newround" starts a fresh board with the same players,
-colours, size and komi.
-
-Notation: a point, column letter then row number (D4; columns skip I), or
-pass, resign, mark D4, done, resume. By mail:
-    go move 101 alice secret D4
-or reply to a board mail with just: D4
-
-In the diagram X is Black, O is White, (X) the last move, + a star point,
-x/o stones marked dead during scoring. Example:
-
-{diagram}
-"""
 
 GO = register(Go())
