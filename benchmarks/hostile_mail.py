@@ -82,7 +82,8 @@ CASES = {
 
 def run_case(name: str) -> dict:
     """In the child: build the input, then time reading it."""
-    from pbm.mail.inbound import MalformedMail, parse_mail, split_command, visible_reply
+    from pbm.mail.inbound import MalformedMail, parse_mail
+    from pbm.mail.replies import split_command, visible_reply
 
     raw = CASES[name]()
     start = time.perf_counter()

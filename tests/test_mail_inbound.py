@@ -13,9 +13,8 @@ from pbm.mail.inbound import (
     find_reply_tag,
     html_to_text,
     parse_mail,
-    split_command,
-    visible_reply,
 )
+from pbm.mail.replies import split_command, visible_reply
 
 
 def test_multipart_alternative_prefers_the_plain_part():

@@ -16,9 +16,8 @@ from pbm.mail.inbound import (
     MAX_REPLY_CHARS,
     html_to_text,
     parse_mail,
-    split_command,
-    visible_reply,
 )
+from pbm.mail.replies import split_command, visible_reply
 
 SAMPLES = sorted(Path(__file__).parent.joinpath("mail_samples", "replies").glob("*.eml"))
 SERVER = {"base_url": "http://pbm.test", "server_address": "pbm@pbm.test"}

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
-from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, split_command, visible_reply
+from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
+from ..mail.replies import split_command, visible_reply
 from ..models import Player
 from . import accounts, boards, letters
 from .errors import PlayerError
