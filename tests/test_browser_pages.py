@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from pbm.games import REGISTRY
+
 from .browser import (DESKTOP, HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width, new_browser,
                       screenshot)
 from .browser.driving import by_css, click, focus_board, follow, keys, open_page, shown_move, status, wait_for_move
@@ -16,7 +18,7 @@ from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F4
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
                                 "(Debian packages chromium, chromium-driver; .ci/run installs them)")
 
-GAMES = ("go", "greatkingdom", "twodragons", "twotigers", "dragons")
+GAMES = tuple(sorted(REGISTRY))
 
 
 def test_history_buttons_keys_and_slider(site, desktop):

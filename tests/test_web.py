@@ -11,6 +11,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from pbm.games import REGISTRY
+
 from .conftest import make_mail
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
@@ -96,7 +98,7 @@ def test_board_as_text_json_and_live_part(client, game):
     assert "<html" not in fragment and svg_of(fragment).get("data-move-number") == "0"
 
 
-@pytest.mark.parametrize("name", ["go", "greatkingdom", "twodragons", "twotigers", "dragons"])
+@pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_game_renders_on_every_page(name, players, client, server):
     from pbm.games import get_game
 
