@@ -14,7 +14,7 @@ from .games import game_names
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
                 "move", "resign", "show", "history")
-GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history")
+GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview")
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -27,6 +27,7 @@ USAGE = {
     "games": "<game> games [<userid>] [next | active | all]",
     "list": "<game> list",
     "history": "<game> history <board>",
+    "preview": "<game> preview <board>[#n] <move> [<move> ...]",
 }
 
 
@@ -145,6 +146,10 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return Command("multiple")
     if verb == "challenge":
         return _parse_challenge(game, rest)
+    if verb == "preview":
+        _need(rest, 2, verb)
+        board, number = _board(rest[0], verb)
+        return Command("preview", game=game, board=board, number=number, args=tuple(rest[1:]))
     if verb in ("show", "history"):
         _need(rest, 1, verb)
         board, number = _board(rest[0], verb)

@@ -141,3 +141,15 @@ def test_forfeittime_is_pbmserv_s_name_for_expiretime(players, outbox, server):
     assert players.send(ALICE, "greatkingdom challenge alice bob --forfeittime=3 --nagtime=1").status == "applied"
     with reading(server.engine) as session:
         assert session.get(Board, 101).expire_days == 3
+
+
+def test_preview_mails_the_position_after_hypothetical_moves_and_saves_nothing(game, outbox, server):
+    game.send(BOB, "greatkingdom preview 101 D4 F6")
+    shown = latest_to(outbox, BOB)
+    assert shown["Subject"] == "Great Kingdom Board 101 preview"
+    assert "the position after move 0, then D4 F6. Nothing was played or saved." in flat(shown)
+    assert "5  .  .  .  .  #  .  .  .  .  5" in body(shown)  # the neutral castle in the middle
+    refused = game.send(BOB, "greatkingdom preview 101 E5")
+    assert refused.status == "rejected" and "In the preview, E5:" in refused.error
+    game.send(BOB, "greatkingdom show 101")
+    assert "Moves" not in body(latest_to(outbox, BOB))  # nothing was played

@@ -98,6 +98,7 @@ HANDLERS: dict[str, Handler] = {
     "move": move,
     "show": queries.show,
     "history": queries.history,
+    "preview": queries.preview,
     "games": queries.games,
     "multiple": multiple,
 }

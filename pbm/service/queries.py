@@ -7,7 +7,7 @@ from sqlmodel import select
 
 from ..boardview import BoardView, load_players, load_records
 from ..commands import USAGE, Command
-from ..games import get_game
+from ..games import MoveError, get_game
 from ..models import Board, Player
 from . import letters
 from .errors import PlayerError
@@ -44,6 +44,30 @@ def show(unit: Unit, command: Command, comment: str) -> None:
     letters.send(unit, unit.mail.sender, "show", board=board,
                  reply_to=letters.player_reply_to(unit, board, seat) if seat is not None else None,
                  view=view, tail=letters.subject_tail(view), seat=seat, **letters.footer(board, seat))
+
+
+def preview(unit: Unit, command: Command, comment: str) -> None:
+    """The position after hypothetical moves (one word each, by whoever is to move),
+    from the current position or after move n; nothing is saved."""
+    board = _board(unit, command.board, command.game)
+    players = load_players(unit.session, board)
+    records = load_records(unit.session, board)
+    at = board.move_count if command.number is None else command.number
+    if not 0 <= at <= board.move_count:
+        raise PlayerError(f"Board {board.id} has moves 0 to {board.move_count}; there is no move #{at}.",
+                          USAGE["preview"])
+    view = BoardView.at(board, players, records, at)
+    game, state = view.game, view.state
+    for text in command.args:
+        seat = game.to_move(state) if view.outcome is None else None
+        if seat is None:
+            raise PlayerError(f"The preview cannot go on with {text}: nobody is to move there.", USAGE["preview"])
+        try:
+            state = game.apply(state, seat, game.parse_move(text, state))
+        except MoveError as error:
+            raise PlayerError(f"In the preview, {text}: {error}", USAGE["preview"]) from None
+        view = BoardView(board, game, players, view.records, state, game.outcome(state), at)
+    letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=command.args)
 
 
 def history(unit: Unit, command: Command, comment: str) -> None:
