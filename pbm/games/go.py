@@ -346,7 +346,9 @@ class Go(Declared):
             return STONE[v].lower() if i in state.dead else STONE[v]
 
         last = (state.last % size, state.last // size) if state.last is not None else None
-        legend = "X Black  O White  (X) last move" + ("  x/o dead" if state.dead else "")
+        last_stone = STONE.get(state.board[last[1] * size + last[0]]) if last else None
+        legend = "X Black  O White" + (f"  ({last_stone}) the last move" if last_stone in ("X", "O") else "") \
+            + ("  x/o dead" if state.dead else "")
         captures = f"Captured so far: by Black {state.captures[0]}, by White {state.captures[1]}"
         return square_diagram(size, cell, last) + "\n" + legend + "\n" + captures
 

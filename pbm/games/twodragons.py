@@ -215,7 +215,8 @@ class TwoDragons(TurnBased):
             return SYMBOL[state.board[y * size + x]]
 
         last = (state.last % size, state.last // size) if state.last is not None else None
-        legend = "O White  X Black  (O) last move" + ("  * where the player to move may play" if hints else "")
+        legend = "O White  X Black" + (f"  ({SYMBOL[state.board[state.last]]}) the last move" if last else "") \
+            + ("  * where the player to move may play" if hints else "")
         return square_diagram(size, cell, last) + "\n" + legend
 
     def status(self, state: TwoDragonsState) -> str:
