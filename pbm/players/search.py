@@ -33,7 +33,7 @@ from typing import Callable
 from pbm.games.base import Game, IllegalMoveError, Move, State
 
 EXPLORATION = 1.0  # UCB1 constant for rewards from 0 to 1
-ITERATIONS = 2000
+ITERATIONS = 3000
 DRAW = 0.5
 
 
