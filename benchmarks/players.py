@@ -30,7 +30,7 @@ from pbm.players import available, computer_move  # noqa: E402
 from pbm.players.gnugo import DEFAULT_PATH, genmove  # noqa: E402
 
 SEARCH_GAMES = ("greatkingdom", "twodragons", "twotigers", "dragons")
-PLY_LIMIT = 2000  # a game this long counts as not won (Two Tigers can wander)
+PLY_LIMIT = 1000  # a game this long counts as not won (Two Tigers can wander)
 
 
 def search_game(job: tuple[str, int]) -> tuple[bool, list[float]]:

@@ -26,7 +26,7 @@ import signal
 import subprocess
 from collections.abc import Sequence
 
-from pbm.games.base import point_name
+from pbm.games.base import MoveError, point_name
 from pbm.games.go import EMPTY, GO, PASS, PLAY, SCORING, GoState, group_and_liberties
 
 DEFAULT_PATH = "/usr/games/gnugo"
@@ -81,7 +81,8 @@ def go_move(state: GoState, side: int, moves: Sequence[tuple[int, str]], *, path
     ``moves`` are the game's moves so far as (seat, text) pairs in order, as the
     move log holds them; scoring entries (``mark``, ``done``, ``resume``) are
     skipped, since GNU Go only needs the stones and passes. In play: GNU Go's
-    ``genmove``. In scoring: ``mark <point>`` for one group whose marking
+    ``genmove``, checked against pbm's rules (EngineError if they refuse it,
+    so the game is never left with an illegal answer). In scoring: ``mark <point>`` for one group whose marking
     differs from GNU Go's judgement, else ``done``.
     """
     played = []
@@ -90,7 +91,13 @@ def go_move(state: GoState, side: int, moves: Sequence[tuple[int, str]], *, path
         if move == PASS or isinstance(move[0], int):
             played.append((seat, GO.format_move(move)))
     if state.phase == PLAY:
-        return genmove(path, level, state.size, state.komi, played, side, timeout)
+        text = genmove(path, level, state.size, state.komi, played, side, timeout)
+        if text != "resign":
+            try:
+                GO.apply(state, side, GO.parse_move(text, state))
+            except MoveError as error:
+                raise EngineError(f"GNU Go answered {text}, which the rules refuse: {error}") from None
+        return text
     if state.phase != SCORING:
         raise ValueError("The game is over; GNU Go has no move to make.")
     dead = dead_stones(path, level, state.size, state.komi, played, timeout)

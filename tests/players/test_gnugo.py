@@ -131,3 +131,11 @@ def test_an_engine_that_refuses_a_move_is_reported(tmp_path):
     with pytest.raises(EngineError, match="refused 'play black D4': illegal move"):
         genmove(engine, 1, 9, 7.5, [(0, "D4")], 1, timeout=5)
 
+
+
+def test_an_answer_the_rules_refuse_is_reported(tmp_path):
+    """An engine that answers an occupied point: the computer's move is never illegal."""
+    engine = fake_engine(tmp_path, "cat > /dev/null\nprintf '=1\\n\\n=2\\n\\n=3\\n\\n=4 D4\\n\\n'")
+    state, log = play(GO.initial_state(GO.parse_options({"size": "9"})), ["D4"])
+    with pytest.raises(EngineError, match="GNU Go answered D4, which the rules refuse: D4 is already occupied"):
+        computer_move("go", state, 1, seed=1, moves=log, gnugo_path=engine)

@@ -70,6 +70,33 @@ def test_a_finished_game_has_no_computer_move():
         choose_move(game, finished, 0, seed=1, iterations=10)
 
 
+def great_kingdom(castles: dict[str, int]):
+    """A 5x5 Great Kingdom position with Blue (1) and Orange (2) castles, Blue to move."""
+    game = get_game("greatkingdom")
+    board = [0] * 25
+    board[12] = 3  # the neutral castle
+    for name, colour in castles.items():
+        x, y = "ABCDE".index(name[0]), int(name[1]) - 1
+        board[y * 5 + x] = colour
+    data = {**game.to_json(game.initial_state({"size": 5})), "board": board}
+    return game, game.from_json(data)
+
+
+def test_the_search_takes_a_win_at_once():
+    game, state = great_kingdom({"D5": 1, "E5": 2})
+    move = choose_move(game, state, 0, seed=3, iterations=100, seconds=None)
+    assert game.format_move(move) == "E4"
+
+
+def test_the_search_does_not_hand_the_opponent_a_win_at_once():
+    """Blue's castle on A1 has one free point left, B1; every other move lets Orange
+    destroy it at once."""
+    game, state = great_kingdom({"A1": 1, "A2": 2})
+    for seed in range(3):
+        move = choose_move(game, state, 0, seed=seed, iterations=60, seconds=None)
+        assert game.format_move(move) == "B1"
+
+
 def dragons_position_with_a_compulsory_gap():
     game = get_game("dragons")
     for seed in range(100):
