@@ -48,6 +48,7 @@ class Judge:
 
     cap: int
     value: Callable[[Game, State], float] | None = None
+    pass_last: bool = False  # never pass while a point can be played (passing looks free to ``value``)
 
 
 def _share(game, state) -> float:
@@ -68,7 +69,7 @@ def _goats_prospects(game, state) -> float:
 
 
 JUDGES = {
-    "twodragons": Judge(0, _share),
+    "twodragons": Judge(0, _share, pass_last=True),
     "twotigers": Judge(2, _goats_prospects),
 }
 FULL_PLAYOUT = Judge(200)
@@ -125,6 +126,8 @@ def choose_move(game: Game, state: State, side: int, *, seed: int, iterations: i
     # play, which the many lines of a search would otherwise write into.
     root = _Node(game.from_json(game.to_json(state)), None, 1 - side, side)
     root.expandable(game, rng)
+    if judge.pass_last and len(root.untried) > 1:
+        root.untried = [move for move in root.untried if move != "pass"]
     if len(root.untried) == 1:
         return root.untried[0]
     deadline = None if seconds is None else time.monotonic() + seconds
