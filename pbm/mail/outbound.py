@@ -8,6 +8,7 @@ within 78 characters so boards arrive unwrapped.
 
 from __future__ import annotations
 
+import secrets
 import textwrap
 from datetime import datetime
 from email.message import EmailMessage
@@ -56,7 +57,9 @@ def compose(settings: Settings, *, to: str, subject: str, body: str, now: dateti
     message["To"] = to
     message["Subject"] = subject
     message["Date"] = format_datetime(now)
-    message["Message-ID"] = make_msgid(idstring="pbm", domain=settings.server_domain)
+    # make_msgid's own randomness comes from the global ``random``, which a test tool
+    # (or any library) may seed; the id must stay unique regardless.
+    message["Message-ID"] = make_msgid(idstring=f"pbm.{secrets.token_hex(8)}", domain=settings.server_domain)
     message["Auto-Submitted"] = auto
     if reply_to:
         message["Reply-To"] = reply_to

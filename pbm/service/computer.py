@@ -149,9 +149,17 @@ def schedule(engine: Engine, unit: Unit) -> None:
             _pending[board_id] = _pool.submit(_safely, engine, unit.settings, board_id)
 
 
+MAX_MOVES_IN_A_ROW = 500  # a guard: the computer keeps the turn at most this often (2 Dragons after a pass)
+
+
 def _safely(engine: Engine, settings: Settings, board_id: int) -> None:
+    """Think and move while the computer is to act: it may keep the turn (2 Dragons
+    after the other side passed), and the commit of its own move finds this job
+    still running, so it does not start another."""
     try:
-        think_and_move(engine, settings, board_id)
+        for _ in range(MAX_MOVES_IN_A_ROW):
+            if not think_and_move(engine, settings, board_id):
+                break
     except Exception:  # the scheduler's sweep tries again
         log.exception("the computer failed on board %s", board_id)
 
