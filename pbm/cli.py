@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=5000)
     serve.add_argument("--smtp-port", type=int, default=None)
-    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--threads", type=int, default=64)  # live pages hold one each (pbm.web.live)
     serve.add_argument("--no-scheduler", action="store_true",
                        help="leave the periodic jobs to a separate `pbm scheduler`")
     serve.add_argument("--first-steps", default="", help=argparse.SUPPRESS)  # `make run`'s guide

@@ -36,9 +36,12 @@ def test_one_mail_starts_a_few_boards(players, outbox):
     assert body(outbox.to(ALICE)[-1]).count("greatkingdom") == MAX_BOARDS_PER_MAIL
 
 
-def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, outbox):
+def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, outbox, monkeypatch):
+    from pbm.service import queries
+
+    monkeypatch.setattr(queries, "HISTORY_MOVES", 6)  # the mail's limit, small enough to reach quickly
     players.send(ALICE, "go challenge alice bob")
-    for n in range(1, 305):  # passes cost nothing to play; two in a row open scoring, so resume
+    for n in range(1, 9):  # passes cost nothing to play; two in a row open scoring, so resume
         who, pw = ("alice", "alicepw") if n % 2 else ("bob", "bobpw")
         players.send(f"{who}@players.test", f"go move 101 {who} {pw} pass")
         if n % 2 == 0:
@@ -47,3 +50,4 @@ def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, 
     history = body(outbox.to("watcher@players.test")[-1])
     assert "moves are left out here; the whole record is at" in " ".join(history.split())
     assert "http://pbm.test/games/101.txt" in history
+    assert history.count(" pass") + history.count(" resume") == 6

@@ -1,111 +1,235 @@
-"""The private play page in a real browser (headless Chromium): read the board,
-type a move, send the form, see the new board; the mails go out."""
+"""Playing in a real browser (headless Chromium): every game by pointer and by
+keyboard, Two Tigers' leap chain, a Dragons cell and orientation, Go's scoring
+by taps, the opponent's move arriving live, a second tab taking over, and a page
+finding its server again. One server and a few browsers serve the module."""
 
-import mailbox
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import urllib.request
+from __future__ import annotations
+
+import time
 
 import pytest
 
-from .conftest import free_port, make_mail, wait_until
+from .browser import HAVE_CHROMIUM, Site, console_errors, start_server, stop_server
+from .browser.driving import (by_css, click, explanation, focus_board, keys, open_page, shown_move, status,
+                              waiter, wait_for_move)
+from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-
-pytestmark = pytest.mark.skipif(
-    not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
-    reason="Chromium and chromedriver are not installed (Debian packages chromium, chromium-driver; "
-           ".ci/run installs them)")
+pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
+                                "(Debian packages chromium, chromium-driver; .ci/run installs them)")
 
 
-@pytest.fixture
-def running_server(tmp_path):
-    env = {**os.environ, "PBM_INSTANCE_PATH": str(tmp_path / "instance"), "PBM_LOG_LEVEL": "WARNING",
-           "PBM_SERVER_ADDRESS": "pbm@pbm.test"}
-    port = free_port()
-    env["PBM_BASE_URL"] = f"http://127.0.0.1:{port}"
-    subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True,
-                   capture_output=True)
-    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=1).read(), "pbm serve to start")
-    yield base, tmp_path / "instance" / "outbox"
-    process.terminate()
-    process.wait(timeout=30)
+# -- playing by pointer and keyboard --------------------------------------------
 
 
-def post_mail(base, raw):
-    request = urllib.request.Request(base + "/inbound/email", data=raw,
-                                     headers={"Content-Type": "message/rfc822"})
-    with urllib.request.urlopen(request) as response:
-        return response.read()
+def test_go_by_click_and_by_keyboard(site, desktop):
+    from selenium.webdriver.common.keys import Keys
+
+    board = site.board("go")
+    open_page(desktop, board.play_url(0))
+    click(desktop, '[data-point="D5"]')  # a tap selects: nothing is sent yet
+    assert by_css(desktop, '[data-point="D5"]').get_attribute("class").split().count("selected") == 1
+    assert by_css(desktop, '[data-action="play"]').text == "Play D5"
+    assert shown_move(desktop) == 0
+    click(desktop, '[data-point="D5"]')  # the second tap places the stone
+    wait_for_move(desktop, 1)
+    assert status(desktop) == "It is bob's turn (White)."
+    assert desktop.find_elements("css selector", "[data-move-form]") == []  # no form for who just moved
+
+    open_page(desktop, board.play_url(1))
+    focus_board(desktop)
+    keys(desktop, Keys.HOME)  # the cursor starts in the centre, E5
+    assert "cursor" in by_css(desktop, '[data-point="E5"]').get_attribute("class").split()
+    keys(desktop, Keys.ARROW_LEFT)  # D5 holds Black's stone: Enter explains, sends nothing
+    keys(desktop, Keys.ENTER)
+    assert explanation(desktop) == "D5 is already occupied; choose an empty point."
+    keys(desktop, Keys.ARROW_UP, Keys.ARROW_RIGHT, Keys.SPACE)  # E6 selected
+    assert by_css(desktop, '[data-action="play"]').text == "Play E6"
+    keys(desktop, Keys.ENTER)
+    wait_for_move(desktop, 2)
+    assert site.moves(board) == ["D5", "E6"]
 
 
-@pytest.fixture
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+def test_great_kingdom_with_confirmation_off_and_by_keyboard(site, desktop):
+    from selenium.webdriver.common.keys import Keys
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", f"--user-data-dir={tempfile.mkdtemp()}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    yield driver
-    driver.quit()
-
-
-def submit_and_wait(browser):
-    """Send the move form and wait until the answer's page has replaced this one
-    (a find_element right after the click could still see the old page)."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    old_page = browser.find_element(By.TAG_NAME, "html")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old_page))
-    WebDriverWait(browser, 30).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "pre.board")))
+    board = site.board("greatkingdom")
+    open_page(desktop, board.play_url(0))
+    setting = by_css(desktop, '[data-setting="confirm"]')
+    assert setting.is_displayed() and setting.is_selected()
+    setting.click()  # remembered in this browser: one tap plays
+    try:
+        click(desktop, '[data-point="C3"]')
+        wait_for_move(desktop, 1)
+        open_page(desktop, board.play_url(1))
+        assert not by_css(desktop, '[data-setting="confirm"]').is_selected()
+        focus_board(desktop)
+        keys(desktop, Keys.HOME, Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)  # E3
+        wait_for_move(desktop, 2)
+    finally:
+        open_page(desktop, board.play_url(0))
+        by_css(desktop, '[data-setting="confirm"]').click()
+    assert site.moves(board) == ["C3", "E3"]
 
 
-def test_a_move_from_the_private_page(running_server, browser):
-    from selenium.webdriver.common.by import By
+def test_two_dragons_by_click_and_by_keyboard(site, desktop):
+    from selenium.webdriver.common.keys import Keys
 
-    base, maildir = running_server
-    post_mail(base, make_mail("alice@players.test", "signup alice alicepw"))
-    post_mail(base, make_mail("bob@players.test", "signup bob bobpw"))
-    post_mail(base, make_mail("alice@players.test", "greatkingdom challenge alice bob"))
-    box = mailbox.Maildir(str(maildir), create=False)
-    invitation = [m for m in box if m["To"] == "alice@players.test" and m["Reply-To"]][-1]
-    link = next(word for word in invitation.get_payload(decode=True).decode().split()
-                if word.startswith(base + "/play/"))
+    board = site.board("twodragons")
+    open_page(desktop, board.play_url(0))
+    point = by_css(desktop, "[data-point].target").get_attribute("data-point")
+    click(desktop, f'[data-point="{point}"]')
+    click(desktop, '[data-action="play"]')
+    wait_for_move(desktop, 1)
+    open_page(desktop, board.play_url(1))
+    focus_board(desktop)
+    keys(desktop, Keys.HOME)
+    centre = by_css(desktop, "[data-point].cursor").get_attribute("data-point")
+    keys(desktop, Keys.ENTER, Keys.ENTER)
+    wait_for_move(desktop, 2)
+    assert site.moves(board) == [point, centre]
 
-    browser.get(link)
-    assert "It is alice's turn (Blue)." in browser.find_element(By.TAG_NAME, "body").text
-    browser.find_element(By.NAME, "move").send_keys("d4")
-    browser.find_element(By.NAME, "comment").send_keys("<b>hello</b> from the browser")
-    submit_and_wait(browser)
-    page = browser.find_element(By.TAG_NAME, "body").text
-    assert "It is bob's turn (Orange)." in page
-    assert "4  .  .  . (B) .  .  .  .  .  4" in browser.find_element(By.CSS_SELECTOR, "pre.board").text
-    assert "<b>hello</b> from the browser" in page  # shown as text, not markup
-    assert browser.find_elements(By.CSS_SELECTOR, ".comment b") == []
-    subjects = [m["Subject"] for m in mailbox.Maildir(str(maildir), create=False)]
-    assert subjects.count("Great Kingdom Board 101 bob") == 2
 
-    # An illegal move is explained on the page and changes nothing.
-    bob_mail = [m for m in mailbox.Maildir(str(maildir), create=False)
-                if m["To"] == "bob@players.test" and m["Subject"] == "Great Kingdom Board 101 bob"][-1]
-    bob_link = next(word for word in bob_mail.get_payload(decode=True).decode().split()
-                    if word.startswith(base + "/play/"))
-    browser.get(bob_link)
-    browser.find_element(By.NAME, "move").send_keys("E5")
-    submit_and_wait(browser)
-    assert "E5 holds the neutral castle" in browser.find_element(By.CSS_SELECTOR, ".error").text
+def test_two_tigers_step_by_click_keyboard_and_a_leap_chain(site, desktop):
+    from selenium.webdriver.common.keys import Keys
+
+    board = site.board("twotigers")
+    open_page(desktop, board.play_url(0))
+    click(desktop, '[data-point="b3"]')  # a pile, then where its top goat goes
+    assert "chain" in by_css(desktop, '[data-point="b3"]').get_attribute("class").split()
+    click(desktop, '[data-point="c1"]')  # not a line from b3: the server's sentence, nothing sent
+    assert explanation(desktop) == "b3 is not adjacent to c1 on this board."
+    click(desktop, '[data-point="b4"]')
+    wait_for_move(desktop, 1)
+    open_page(desktop, board.play_url(1))
+    focus_board(desktop)
+    keys(desktop, Keys.HOME, Keys.ARROW_DOWN, Keys.ENTER, Keys.ARROW_LEFT, Keys.ENTER)  # tiger c2 to b2
+    wait_for_move(desktop, 2)
+    assert site.moves(board) == ["b3-b4", "c2-b2"]
+
+    site.play(board, "b4-c3")  # now the tiger on b2 can leap b4, then d2, then on to d4
+    open_page(desktop, board.play_url(1))
+    for point in ("b2", "b4", "d2"):
+        click(desktop, f'[data-point="{point}"]')
+    assert by_css(desktop, '[data-point="d4"]').get_attribute("class").split().count("target") == 1
+    assert by_css(desktop, '[data-action="play"]').text == "Play b2-b4-d2"
+    click(desktop, '[data-action="play"]')  # stop here although the chain could go on
+    wait_for_move(desktop, 4)
+    assert site.moves(board)[-1] == "b2-b4-d2"
+
+
+def test_dragons_cell_then_orientation_by_click_and_by_keyboard(site, desktop):
+    from selenium.webdriver.common.keys import Keys
+
+    board = site.board("dragons")
+    open_page(desktop, board.play_url(0))
+    cell = by_css(desktop, "[data-cell]").get_attribute("data-cell")
+    click(desktop, f'[data-cell="{cell}"]')
+    waiter(desktop).until(lambda d: d.find_elements("css selector", "[data-orientation]"))
+    orientation = by_css(desktop, "[data-orientation]").get_attribute("data-orientation")
+    click(desktop, f'[data-orientation="{orientation}"]')
+    wait_for_move(desktop, 1)
+    assert site.moves(board)[0] == f"{cell}:{orientation}"
+
+    open_page(desktop, board.play_url(1))
+    cells = [e.get_attribute("data-cell") for e in desktop.find_elements("css selector", "[data-cell]")]
+    assert len(cells) == len(set(cells))
+    listed = desktop.find_elements("css selector", ".playable tbody tr")
+    assert len(listed) == len(cells)  # each playable cell listed once
+    focus_board(desktop)
+    keys(desktop, Keys.HOME, Keys.ENTER)  # the cell at the cursor: its orientations, the first one focused
+    waiter(desktop).until(lambda d: d.switch_to.active_element.get_attribute("class") == "orientation-choice")
+    chosen = desktop.switch_to.active_element.get_attribute("value")
+    keys(desktop, Keys.ENTER)
+    wait_for_move(desktop, 2)
+    assert site.moves(board)[1] == chosen
+
+
+def test_go_scoring_by_taps_to_an_agreed_result(site, desktop, second):
+    board = site.board("go", moves=["C3", "G7", "C4", "G6", "D3"])
+    open_page(second, board.play_url(1))
+    click(second, '[data-action="pass"]')
+    wait_for_move(second, 6)
+    open_page(desktop, board.play_url(0))
+    click(desktop, '[data-action="pass"]')
+    wait_for_move(desktop, 7)
+    assert "Either player may act now." == status(desktop)
+    click(desktop, '[data-point="G6"]')  # marks White's group dead, at once (no confirm for marks)
+    wait_for_move(desktop, 8)
+    assert desktop.find_elements("css selector", "svg.board .dead-marks")
+    click(desktop, '[data-action="done"]')
+    wait_for_move(desktop, 9)
+    wait_for_move(second, 9, timeout=2)  # the other page follows by itself
+    click(second, '[data-action="done"]')
+    wait_for_move(second, 10)
+    assert status(second).startswith("Game won by alice (Black): area scoring.")
+    assert site.moves(board)[5:] == ["pass", "pass", "mark G6", "done", "done"]
+    assert by_css(second, '[data-action="newround"]').is_displayed()
+
+
+# -- live, takeover, reconnecting --------------------------------------------------
+
+
+def test_a_move_in_one_browser_shows_in_the_other_within_two_seconds(site, desktop, second):
+    board = site.board("greatkingdom", moves=["C3"])
+    open_page(desktop, board.play_url(0))  # alice waits for bob
+    assert desktop.find_elements("css selector", "[data-move-form]") == []
+    open_page(second, board.play_url(1))
+    click(second, '[data-point="G7"]')
+    started = time.monotonic()
+    click(second, '[data-action="play"]')
+    wait_for_move(desktop, 2, timeout=2)
+    seen_after = time.monotonic() - started
+    print(f"\nthe opponent's move showed after {seen_after * 1000:.0f} ms")
+    assert status(desktop) == "It is alice's turn (Blue)."
+    click(desktop, '[data-point="D4"]')  # the new part of the page plays like the old one
+    click(desktop, '[data-point="D4"]')
+    wait_for_move(desktop, 3)
+    wait_for_move(second, 3, timeout=2)
+    assert site.moves(board) == ["C3", "G7", "D4"]
+
+
+def test_a_second_tab_takes_the_seat_over(site, desktop):
+    board = site.board("twotigers")
+    open_page(desktop, board.play_url(0))
+    first = desktop.current_window_handle
+    assert not by_css(desktop, "[data-takeover]").is_displayed()
+    desktop.switch_to.new_window("tab")
+    open_page(desktop, board.play_url(0))
+    try:
+        desktop.switch_to.window(first)
+        waiter(desktop, 5).until(lambda d: by_css(d, "[data-takeover]").is_displayed())
+        assert "open in another tab" in by_css(desktop, "[data-takeover]").text
+    finally:
+        for handle in desktop.window_handles:
+            if handle != first:
+                desktop.switch_to.window(handle)
+                desktop.close()
+        desktop.switch_to.window(first)
+
+
+def test_a_page_reconnects_after_the_server_was_away_and_catches_up(tmp_path, second):
+    """The server stops; a move is made meanwhile; the server comes back on the same
+    port; the open page finds it by itself and shows the move."""
+    from urllib.parse import urlsplit
+
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    process, base = start_server(tmp_path)
+    service = Service(load_settings({"instance_path": str(tmp_path / "instance"), "maildir": str(tmp_path / "m"),
+                                     "server_address": "pbm@pbm.test", "secret_key": "browser-test-key"}))
+    try:
+        site = Site(base, service)
+        board = site.board("twodragons")
+        open_page(second, board.play_url(1))
+        stop_server(process)
+        site.play(board, "E5")
+        process, _ = start_server(tmp_path, port=urlsplit(base).port)
+        wait_for_move(second, 1, timeout=20)  # the page retries with a growing pause, at most 15 s
+        assert second.find_elements("css selector", "[data-move-form]")
+        # While the server was away the browser logged the broken and refused stream.
+        assert all("/events?" in error for error in console_errors(second))
+    finally:
+        second.get("about:blank")  # leave the page before its server stops for good
+        service.engine.dispose()
+        stop_server(process)

@@ -1,10 +1,13 @@
-"""The web side: pages, private play form, webhook authentication and limits."""
+"""The web side through the test client: pages, the play form and its helper
+routes, what each page offers each seat, the player's boards, security headers,
+webhook authentication and limits."""
 
 import hashlib
 import hmac
 import re
 import time
 import uuid
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -20,91 +23,295 @@ def game(players):
     return players
 
 
-def token(server, seat):
+def token(server, seat, board=101):
     from pbm.db import reading
     from pbm.models import Board
     with reading(server.engine) as s:
-        return s.get(Board, 101).token(seat)
+        return s.get(Board, board).token(seat)
+
+
+def csrf_of(page: str) -> str:
+    return re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+
+
+def svg_of(page: str) -> ET.Element:
+    """The board picture of a page, parsed (it must be well-formed XML)."""
+    return ET.fromstring(re.search(r'<svg xmlns="http://www.w3.org/2000/svg".*?</svg>', page, re.S).group(0))
+
+
+def hooks(svg: ET.Element, name: str) -> list[str]:
+    return [e.get(name) for e in svg.iter() if e.get(name) is not None]
+
+
+def post_move(client, play_token, move, number=None, comment=""):
+    page = client.get(f"/play/{play_token}").get_data(as_text=True)
+    data = {"csrf": csrf_of(page), "move": move, "comment": comment}
+    if number is not None:
+        data["number"] = str(number)
+    return client.post(f"/play/{play_token}", data=data)
+
+
+# -- pages ----------------------------------------------------------------------
 
 
 def test_status_page_lists_boards_and_filters(client, game):
     page = client.get("/").get_data(as_text=True)
     assert ">101</a>" in page and "alice vs bob" in page and "Great Kingdom" in page
-    assert "<td>bob</td>" in page  # bob is to move
+    assert '<td data-label="Turn">bob</td>' in page  # bob is to move; the label heads it on phones
     assert "No boards yet." in client.get("/?game=go").get_data(as_text=True)
     assert "alice vs bob" in client.get("/?player=bob").get_data(as_text=True)
     escaped = client.get("/?player=<b>x</b>").get_data(as_text=True)
     assert "<b>x</b>" not in escaped and "&lt;b&gt;x&lt;/b&gt;" in escaped
 
 
-def test_board_page_escapes_comments_and_shows_history(client, game):
+def test_board_page_draws_the_board_and_keeps_the_text(client, game):
     page = client.get("/games/101").get_data(as_text=True)
+    svg = svg_of(page)
+    assert svg.get("class") == "board greatkingdom" and svg.get("data-move-number") == "1"
+    assert hooks(svg, "data-point") == []  # a public page plays nothing
+    assert re.search(r'<strong data-status>It is bob&#39;s turn \(Orange\).</strong>', page)
+    assert "  4  .  .  . (B) .  .  .  .  .  4" in page  # the mails' diagram, under "as text"
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; hi" in page
-    assert "  4  .  .  . (B) .  .  .  .  .  4" in page
     start = client.get("/games/101?move=0").get_data(as_text=True)
-    assert "Position after move 0 of 1." in start and "(B)" not in start
+    assert "Position after move 0 of 1." in start and svg_of(start).get("data-move-number") == "0"
+    assert 'data-history-step="next" aria-keyshortcuts="ArrowRight">Next</a>' in start
+    assert 'href="?" data-history-step="last"' in start
+    assert '<span class="off">Previous</span>' in start
+    assert 'type="range" id="move-slider" name="move" min="0" max="1" value="0"' in start
     assert client.get("/games/101?move=5").status_code == 400
     assert client.get("/games/101?move=abc").status_code == 400
     assert client.get("/games/999").status_code == 404
+    assert client.get(f"/games/{10**12}").status_code == 404
 
 
-def test_board_as_text_and_json(client, game):
+def test_board_as_text_json_and_live_part(client, game):
     text = client.get("/games/101.txt")
     assert text.mimetype == "text/plain"
     assert "Great Kingdom Board 101: alice (Blue) vs bob (Orange)" in text.get_data(as_text=True)
     data = client.get("/games/101.json").json
     assert data["board"] == 101 and data["to_move"] == "bob" and data["move"] == 1
-    assert data["moves"][0]["move"] == "D4" and data["moves"][0]["player"] == "alice"
-    assert data["state"]["turn"] == 1
     assert client.get("/games/101.json?move=0").json["state"]["turn"] == 0
-    assert client.get("/games/999.json").status_code == 404
+    fragment = client.get("/games/101/live?move=0").get_data(as_text=True)
+    assert "<html" not in fragment and svg_of(fragment).get("data-move-number") == "0"
 
 
-def test_play_page_form_makes_a_move(client, server, game, outbox):
+@pytest.mark.parametrize("name", ["go", "greatkingdom", "twodragons", "twotigers", "dragons"])
+def test_every_game_renders_on_every_page(name, players, client, server):
+    from pbm.games import get_game
+
+    players.send(ALICE, f"{name} challenge alice bob")
+    game = get_game(name)
+    first = game.legal_moves(game.initial_state(game.parse_options({})))[-1]
+    assert players.send(ALICE, f"{name} move 101 alice alicepw {game.format_move(first)}").status == "applied"
+    bob = token(server, 1)
+    for path in ("/", "/games/101", "/games/101?move=0", "/games/101.txt", "/games/101.json", "/games/101/live",
+                 f"/play/{bob}", f"/play/{bob}/live", f"/play/{token(server, 0)}"):
+        assert client.get(path).status_code == 200, path
+    play = client.get(f"/play/{bob}").get_data(as_text=True)
+    svg = svg_of(play)
+    assert svg.get("data-move-number") == "1"
+    assert hooks(svg, "data-cell" if name == "dragons" else "data-point")
+    assert 'data-targets=\'{"' in play and "data-move-form" in play
+    waiting = svg_of(client.get(f"/play/{token(server, 0)}").get_data(as_text=True))
+    assert hooks(waiting, "data-point") == hooks(waiting, "data-cell") == []
+
+
+# -- the play page ----------------------------------------------------------------
+
+
+def test_play_page_form_makes_a_move_and_then_offers_no_form(client, server, game, outbox):
     bob = token(server, 1)
     page = client.get(f"/play/{bob}").get_data(as_text=True)
-    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+    assert "autofocus" not in page
     before = len(outbox.all())
-    response = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "f6", "number": "2",
-                                                 "comment": "from the web"},
-                           headers={"Origin": "http://localhost"})
-    assert response.status_code == 303
+    response = post_move(client, bob, "f6", 2, "from the web")
+    assert response.status_code == 303 and response.headers["Location"] == f"/play/{bob}"
     mails = outbox.all()[before:]
     assert len(mails) == 2 and all(m["Subject"] == "Great Kingdom Board 101 alice" for m in mails)
-    assert client.get("/games/101.json").json["moves"][1] == {
-        **client.get("/games/101.json").json["moves"][1], "move": "F6", "player": "bob",
-        "comment": "from the web"}
+    moves = client.get("/games/101.json").json["moves"]
+    assert (moves[1]["move"], moves[1]["player"], moves[1]["comment"]) == ("F6", "bob", "from the web")
+    after = client.get(f"/play/{bob}").get_data(as_text=True)
+    assert "data-move-form" not in after and "It is your opponent's move" in after
+    assert '<button type="submit" name="move" value="resign" data-action="resign">' in after
+    assert 'data-action="pass"' not in after  # passing is for the seat to move
 
 
-def test_play_page_explains_an_illegal_move(client, server, game):
+def test_play_page_explains_an_illegal_move_and_keeps_what_was_typed(client, server, game):
     bob = token(server, 1)
-    page = client.get(f"/play/{bob}").get_data(as_text=True)
-    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
-    empty = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "  ", "number": "2"})
+    empty = post_move(client, bob, "  ", 2)
     assert empty.status_code == 400 and "Write a move in the box first." in empty.get_data(as_text=True)
-    response = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "E5", "number": "2"})
+    response = post_move(client, bob, "E5", 2, "my <b>comment</b>")
+    page = response.get_data(as_text=True)
     assert response.status_code == 422
-    assert "E5 holds the neutral castle" in response.get_data(as_text=True)
-    alice = token(server, 0)
-    page = client.get(f"/play/{alice}").get_data(as_text=True)
-    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
-    response = client.post(f"/play/{alice}", data={"csrf": csrf, "move": "A1"})
-    assert response.status_code == 422 and "It is not your turn" in response.get_data(as_text=True)
+    assert "E5 holds the neutral castle" in page
+    assert 'name="move" value="E5"' in page
+    assert ">my &lt;b&gt;comment&lt;/b&gt;</textarea>" in page
+    not_yours = post_move(client, token(server, 0), "A1")
+    assert not_yours.status_code == 422 and "It is not your turn" in not_yours.get_data(as_text=True)
     assert client.get("/games/101.json").json["move"] == 1
 
 
-def test_play_page_refuses_cross_site_posts(client, server, game):
+def test_a_form_sent_twice_says_already_played(client, server, game):
+    bob = token(server, 1)
+    page = client.get(f"/play/{bob}").get_data(as_text=True)
+    form = {"csrf": csrf_of(page), "move": "f6", "number": "2", "comment": ""}
+    assert client.post(f"/play/{bob}", data=form).status_code == 303
+    again = client.post(f"/play/{bob}", data=form)
+    text = again.get_data(as_text=True)
+    assert again.status_code == 200
+    assert "Your move F6 was already played (move 2); it was not sent twice." in text
+    assert "the board changed since you looked" not in text
+    assert client.get("/games/101.json").json["move"] == 2
+    stale = client.post(f"/play/{bob}", data={**form, "move": "g7"})  # a different move, too late
+    assert stale.status_code == 422 and "the board changed since you looked" in stale.get_data(as_text=True)
+
+
+def test_play_page_refuses_cross_site_posts_and_accepts_origin_null(client, server, game):
     bob = token(server, 1)
     assert client.post(f"/play/{bob}", data={"move": "F6"}).status_code == 403  # no token
-    page = client.get(f"/play/{bob}").get_data(as_text=True)
-    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+    csrf = csrf_of(client.get(f"/play/{bob}").get_data(as_text=True))
     evil = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6"},
                        headers={"Origin": "https://evil.example"})
     assert evil.status_code == 403
     assert client.post(f"/play/{bob}", data={"csrf": "0" * 64, "move": "F6"}).status_code == 403
     assert client.get("/games/101.json").json["move"] == 1
+    # Under Referrer-Policy: no-referrer a browser's own form says "Origin: null".
+    ours = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6", "number": "2"},
+                       headers={"Origin": "null"})
+    assert ours.status_code == 303
     assert client.get("/play/notatoken").status_code == 404
+
+
+def test_explain_says_why_a_move_cannot_be_played(client, server, game):
+    bob, alice = token(server, 1), token(server, 0)
+    assert client.get(f"/play/{bob}/explain?move=D4").json == {
+        "error": "D4 already holds a castle; choose an empty point."}
+    assert client.get(f"/play/{bob}/explain?move=F6").json == {"error": None}
+    assert client.get(f"/play/{alice}/explain?move=F6").json["error"].startswith("It is not your turn")
+    assert "off the board" in client.get(f"/play/{bob}/explain?move=Z99").json["error"]
+    assert client.get(f"/play/{bob}/explain").json["error"].startswith("Choose a point")
+    assert client.get("/play/nope/explain?move=F6").status_code == 404
+
+
+def test_go_targets_buttons_and_scoring_marks(players, client, server):
+    players.send(ALICE, "go challenge alice bob")
+    for seat, move in ((0, "C3"), (1, "G7"), (0, "pass")):
+        assert server.play_by_token(token(server, seat), move).status == "applied"
+    page = client.get(f"/play/{token(server, 1)}").get_data(as_text=True)
+    targets = re.search(r"data-targets='([^']*)'", page).group(1)
+    assert '"mode": "point"' in targets and '"confirm": true' in targets
+    assert '"C3"' not in targets and '"D4": "D4"' in targets
+    assert [a for a in re.findall(r'data-action="(\w+)"', page)] == ["play", "pass", "resign"]
+    assert server.play_by_token(token(server, 1), "pass").status == "applied"  # scoring opens
+    scoring = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    targets = re.search(r"data-targets='([^']*)'", scoring).group(1)
+    assert '"C3": "mark C3"' in targets and '"G7": "mark G7"' in targets and '"D4"' not in targets
+    assert '"confirm": false' in targets and '"prefix": "mark "' in targets
+    assert re.findall(r'data-action="(\w+)"', scoring) == ["play", "done", "resume", "resign"]
+    for seat in (0, 1):
+        assert server.play_by_token(token(server, seat), "done").status == "applied"
+    over = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    assert re.findall(r'data-action="(\w+)"', over) == ["newround"] and "data-targets" not in over
+    assert server.play_by_token(token(server, 0), "newround").status == "applied"
+    asked = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    assert "data-action" not in asked and "You asked for a new round" in asked
+    assert server.play_by_token(token(server, 1), "newround").status == "applied"
+    assert f'href="/play/{token(server, 0, board=102)}">board 102</a>' in client.get(
+        f"/play/{token(server, 0)}").get_data(as_text=True)
+
+
+def test_two_tigers_targets_are_paths_with_their_prefixes(players, client, server):
+    players.send(ALICE, "twotigers challenge alice bob")
+    for move in ("b3-b4", "c2-b2", "b4-c3"):
+        seat = 0 if move != "c2-b2" else 1
+        assert server.play_by_token(token(server, seat), move).status == "applied"
+    page = client.get(f"/play/{token(server, 1)}").get_data(as_text=True)
+    targets = re.search(r"data-targets='([^']*)'", page).group(1)
+    assert '"mode": "path"' in targets
+    for path in (["b2", "b4"], ["b2", "b4", "d2"], ["b2", "b4", "d2", "d4"]):
+        assert str(path).replace("'", '"') in targets
+
+
+def test_dragons_orientations_and_cells_listed_once(players, client, server):
+    from pbm.games import get_game
+
+    players.send(ALICE, "dragons challenge alice bob")
+    alice = token(server, 0)
+    page = client.get(f"/play/{alice}").get_data(as_text=True)
+    cells = hooks(svg_of(page), "data-cell")
+    dragons = get_game("dragons")
+    playable = dragons.playable(dragons.initial_state({}))
+    assert sorted(cells) == sorted(name for name, _ in playable)
+    assert len(re.findall(r"<tr><td><a href=\"\?cell=", page)) == len(playable)  # the one list of cells
+    assert "Playable cells and the orientations" not in page  # not a second time in the diagram
+    cell, fits = playable[0]
+    fragment = client.get(f"/play/{alice}/orientations?cell={cell}")
+    assert fragment.status_code == 200
+    html = fragment.get_data(as_text=True)
+    assert re.findall(r'data-orientation="(\w+)"', html) == fits
+    assert f'name="move" value="{cell}:{fits[0]}"' in html and 'name="csrf"' in html
+    without_script = client.get(f"/play/{alice}?cell={cell}").get_data(as_text=True)  # the same, by link
+    assert re.findall(r'data-orientation="(\w+)"', without_script) == fits
+    wrong = client.get(f"/play/{alice}/orientations?cell=99n")
+    assert wrong.status_code == 422 and 'class="message error"' in wrong.get_data(as_text=True)
+    players.send(ALICE, "go challenge alice bob")
+    assert client.get(f"/play/{token(server, 0, board=102)}/orientations?cell=1n").status_code == 404
+
+
+def test_a_players_boards_most_urgent_first_with_their_own_links(players, client, server):
+    players.send("carol@players.test", "signup carol carolpw")
+    players.send(ALICE, "go challenge alice bob")              # 101: alice to move
+    players.send(ALICE, "greatkingdom challenge bob alice")    # 102: bob to move
+    players.send(ALICE, "twotigers challenge alice bob --nagtime=1 --expiretime=2")  # 103: sooner deadline
+    players.send("carol@players.test", "go challenge carol bob")  # 104: not alice's
+    page = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    listed = re.findall(r'<a href="/play/(\w+)"\s*(?:aria-current="page")?>([\w ]+) board (\d+)</a>', page)
+    assert [int(board) for _, _, board in listed] == [103, 101, 102]
+    assert [t for t, _, _ in listed] == [token(server, 0, 103), token(server, 0, 101), token(server, 1, 102)]
+    assert token(server, 1, 101) not in page and token(server, 0, 104) not in page
+    assert "your turn" in page and "bob&#39;s turn" in page
+
+
+# -- what every page carries ----------------------------------------------------------
+
+
+def test_security_headers_and_no_inline_script(client, server, game):
+    bob = token(server, 1)
+    for path in ("/", "/games/101", f"/play/{bob}", f"/play/{bob}/live", "/nope"):
+        response = client.get(path)
+        csp = response.headers["Content-Security-Policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+        page = response.get_data(as_text=True)
+        assert not re.search(r"<script(?![^>]*\bsrc=)", page), path
+        assert not re.search(r"\son[a-z]+=", page) and " style=" not in page, path
+    assert client.get(f"/play/{bob}").headers["Cache-Control"] == "private, no-store"
+    assert client.get(f"/play/{bob}/explain?move=F6").headers["Cache-Control"] == "private, no-store"
+    script = client.get("/static/play.js")
+    assert script.status_code == 200 and script.mimetype == "text/javascript"
+    assert re.search(r'<script src="/static/play.js\?v=[0-9a-f]{12}" defer>',
+                     client.get("/").get_data(as_text=True))
+
+
+def test_hooks_are_drawn_precisely_where_the_game_draws_them(players, client, server):
+    from pbm.web.boardpage import precise_hooks
+    from pbm.render import board_svg
+    from pbm.games import get_game
+
+    for name in ("go", "twotigers", "dragons"):
+        game = get_game(name)
+        state = game.initial_state(game.parse_options({}))
+        raw = ET.fromstring(board_svg(name, state, move_number=0, interactive=True))
+        fixed = ET.fromstring(precise_hooks(board_svg(name, state, move_number=0, interactive=True)))
+        hook = "data-cell" if name == "dragons" else "data-point"
+        assert hooks(fixed, hook) == hooks(raw, hook)
+        for element in fixed.iter():
+            if element.get("class") in ("points", "cells"):
+                assert element.get("transform") == "scale(0.01)"
+                centres = [float(e.get("cx") or e.get("points").split(",")[0]) for e in element]
+                assert max(centres) > 50  # hundredths of a unit
 
 
 def test_healthz(client):
@@ -200,17 +407,9 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
     assert outbox.new() == []
 
 
-@pytest.mark.parametrize("name", ["go", "greatkingdom", "twodragons", "twotigers", "dragons"])
-def test_every_game_renders_on_every_page(name, players, client, server):
-    from pbm.games import get_game
-
-    players.send(ALICE, f"{name} challenge alice bob")
-    game = get_game(name)
-    first = game.legal_moves(game.initial_state(game.parse_options({})))[-1]
-    assert players.send(ALICE, f"{name} move 101 alice alicepw {game.format_move(first)}").status == "applied"
-    for path in ("/", "/games/101", "/games/101?move=0", "/games/101.txt", "/games/101.json",
-                 f"/play/{token(server, 1)}"):
-        response = client.get(path)
-        assert response.status_code == 200, path
-    assert game.title in client.get("/").get_data(as_text=True)
-    assert client.get("/games/101.json").json["moves"][0]["move"] == game.format_move(first)
+@pytest.mark.parametrize("odd", ["²", "٣", "9" * 40])
+def test_odd_numbers_in_the_play_form_and_urls_are_not_errors(client, server, game, odd):
+    response = post_move(client, token(server, 1), "F6", number=odd)
+    assert response.status_code in (303, 422), response.status_code
+    assert client.get(f"/games/101?move={odd}").status_code == 400
+    assert client.get(f"/games/{'9' * 30}").status_code == 404

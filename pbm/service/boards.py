@@ -212,6 +212,7 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     new = new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
     new.room_id = board.room_id  # a browser game's rounds stay in its room
     board.next_board_id = new.id
+    unit.board_changed(board)  # open pages of the old board learn of the new round
     letters.board_mails(unit, new, players, occasion="newround", previous=board.id)
 
 

@@ -1,34 +1,208 @@
-"""Live-page events: "board n now has m moves", raised by the unit of work's commit.
+"""Live-page events: "board n now has m moves", raised by the unit of work's commit,
+and "this seat is now held by that tab", raised by a page that opens a seat.
 
 In one process (the embedded SQLite server) ``publish`` wakes the waiting
 pages directly. With PostgreSQL the unit of work also sends ``NOTIFY
-pbm_board`` inside its transaction (delivered only on commit), so a listener
-in every web process can call ``publish`` for pages served anywhere.
+pbm_board`` inside its transaction (delivered only on commit), and a page
+taking a seat sends ``NOTIFY pbm_seat``; one listener thread per web process
+(``start_listener``) turns both into calls here, so pages served by any
+process hear of changes made in any other.
+
+Everything is kept per process, in memory: the latest move count of each
+board that changed since the process started, and which tab holds each seat.
+A page that connects compares its own count with the database once, so
+nothing it missed before (or while the listener was reconnecting) is lost.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
+from dataclasses import dataclass
 
 CHANNEL = "pbm_board"
+SEAT_CHANNEL = "pbm_seat"
+
+log = logging.getLogger(__name__)
 
 _changed = threading.Condition()
-_latest: dict[int, int] = {}  # board id -> move count last published
+_latest: dict[int, int] = {}   # board id -> move count last published
+_holders: dict[str, str] = {}  # seat key -> id of the tab that holds the seat
+_resets = 0                    # how often waiting streams were told to start over
 
 
 def publish(boards: dict[int, int]) -> None:
-    """Record the new move counts and wake every waiting page."""
+    """Record the new move counts and wake every waiting page. A board's count
+    only grows (the log is append-only), so a late or repeated notice of an older
+    count changes nothing."""
     if not boards:
         return
     with _changed:
-        _latest.update(boards)
+        for board_id, count in boards.items():
+            board_id, count = int(board_id), int(count)
+            _latest[board_id] = max(count, _latest.get(board_id, count))
         _changed.notify_all()
 
 
-def wait_for_change(board_id: int, known: int, timeout: float) -> int | None:
-    """Block until board ``board_id`` has a move count other than ``known``, or the
-    timeout passes; returns the new count or None."""
+def take_seat(seat: str, tab: str) -> None:
+    """Tab ``tab`` now holds ``seat`` (a key naming one player's seat on one board);
+    a stream of any other tab on that seat is told it was replaced."""
     with _changed:
-        _changed.wait_for(lambda: _latest.get(board_id, known) != known, timeout)
-        latest = _latest.get(board_id, known)
-    return latest if latest != known else None
+        _holders[seat] = tab
+        _changed.notify_all()
+
+
+def holder(seat: str) -> str | None:
+    """The tab that took ``seat`` last, as far as this process heard."""
+    with _changed:
+        return _holders.get(seat)
+
+
+def reset_streams() -> None:
+    """Wake every waiting stream with "resync", so each page reconnects and compares
+    its count with the database (used when notices may have been missed)."""
+    global _resets
+    with _changed:
+        _resets += 1
+        _changed.notify_all()
+
+
+@dataclass(frozen=True)
+class Change:
+    """What ended a wait: ``kind`` is ``move`` (``count`` is the board's new move
+    count), ``replaced`` (another tab took the seat) or ``resync``."""
+
+    kind: str
+    count: int | None = None
+
+
+def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
+         tab: str | None = None) -> Change | None:
+    """Block until board ``board_id`` has more moves than ``known``, another tab takes
+    ``seat`` from ``tab``, or the streams are reset; None after ``timeout`` seconds
+    without any of these. (A count this process heard of that is not above ``known``
+    is old news: the page read a newer one from the database.)"""
+    with _changed:
+        resets = _resets
+
+        def change() -> Change | None:
+            if seat is not None and _holders.get(seat, tab) != tab:
+                return Change("replaced")
+            latest = _latest.get(board_id, known)
+            if latest > known:
+                return Change("move", latest)
+            if _resets != resets:
+                return Change("resync")
+            return None
+
+        return _changed.wait_for(change, timeout)
+
+
+def wait_for_change(board_id: int, known: int, timeout: float) -> int | None:
+    """Block until board ``board_id`` has more moves than ``known``, or the timeout
+    passes (or the streams are reset); returns the new count or None."""
+    change = wait(board_id, known, timeout)
+    return change.count if change is not None and change.kind == "move" else None
+
+
+def clear() -> None:
+    """Forget every count and seat heard so far (for a process that starts over on
+    another database, as tests do)."""
+    with _changed:
+        _latest.clear()
+        _holders.clear()
+
+
+def receive(channel: str, payload: str) -> None:
+    """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``; ``pbm_seat``:
+    ``{"seat": key, "tab": id}``); a malformed one is logged and dropped."""
+    try:
+        data = json.loads(payload)
+        if channel == CHANNEL:
+            publish({int(k): int(v) for k, v in data.items()})
+        elif channel == SEAT_CHANNEL:
+            take_seat(str(data["seat"]), str(data["tab"]))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        log.warning("dropped a malformed %s notice: %.200r", channel, payload)
+
+
+# -- the PostgreSQL listener: one thread per process ---------------------------
+
+_listener: "Listener | None" = None
+_listener_lock = threading.Lock()
+
+
+class Listener(threading.Thread):
+    """LISTENs on one autocommit psycopg connection and feeds every notice to
+    ``receive``; reconnects after a failure (then resets the streams, since
+    notices sent meanwhile are lost)."""
+
+    def __init__(self, conninfo: str):
+        super().__init__(name="pbm-listen", daemon=True)
+        self.conninfo = conninfo
+        self.listening = threading.Event()
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        import psycopg
+
+        delay, failed = 0.5, False
+        while not self.stopping.is_set():
+            try:
+                with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {SEAT_CHANNEL}")
+                    self.listening.set()
+                    if failed:
+                        reset_streams()
+                    delay, failed = 0.5, False
+                    while not self.stopping.is_set():
+                        for note in conn.notifies(timeout=1.0):
+                            receive(note.channel, note.payload)
+            except psycopg.Error as error:
+                self.listening.clear()
+                failed = True
+                log.warning("live updates: lost the database listener (%s); retrying in %g s",
+                            error.__class__.__name__, delay)
+                self.stopping.wait(delay)
+                delay = min(delay * 2, 10.0)
+
+
+def conninfo_of(database_url: str) -> str:
+    """The libpq connection string of a SQLAlchemy PostgreSQL URL."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def start_listener(database_url: str) -> Listener:
+    """Start this process's listener once (later calls return the running one)."""
+    global _listener
+    with _listener_lock:
+        if _listener is None or not _listener.is_alive():
+            _listener = Listener(conninfo_of(database_url))
+            _listener.start()
+        return _listener
+
+
+def stop_listener() -> None:
+    """Stop this process's listener, if one runs (tests; the thread is a daemon)."""
+    global _listener
+    with _listener_lock:
+        if _listener is not None:
+            _listener.stopping.set()
+            _listener.join(timeout=5)
+            _listener = None
+
+
+def announce_seat(engine, seat: str, tab: str) -> None:
+    """``tab`` takes ``seat`` here and, on PostgreSQL, in every other web process."""
+    take_seat(seat, tab)
+    if engine.dialect.name == "postgresql":
+        from sqlalchemy import text
+
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_notify(:channel, :payload)"),
+                         {"channel": SEAT_CHANNEL, "payload": json.dumps({"seat": seat, "tab": tab})})
+            conn.commit()

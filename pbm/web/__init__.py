@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from pathlib import Path
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, current_app, jsonify, render_template, request, url_for
 
 from ..config import load_settings
 from ..service import Service
@@ -23,6 +24,35 @@ def _secret_key(settings) -> str:
     return path.read_text().strip()
 
 
+# Scripts and styles only from this server: no inline script, no inline style
+# attribute (the board pictures use presentation attributes, which CSP allows).
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                           "frame-ancestors 'none'")
+
+
+def security_headers(response):
+    """Headers every answer carries; private pages (``/play/...``: the link is the
+    credential) are never stored by a cache."""
+    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"  # a play link never leaks to another site
+    response.headers["X-Frame-Options"] = "DENY"
+    if request.path.startswith("/play/"):
+        response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+def static_url(filename: str) -> str:
+    """The URL of a file in ``static/`` with its content hash, so browsers may keep it
+    until it changes."""
+    versions = current_app.extensions.setdefault("pbm_static_versions", {})
+    if filename not in versions:
+        path = Path(current_app.static_folder) / filename
+        versions[filename] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return url_for("static", filename=filename, v=versions[filename])
+
+
 def create_app(overrides: dict | None = None) -> Flask:
     """Build the application; settings in ``overrides`` win over the environment."""
     settings = load_settings(overrides)
@@ -32,14 +62,19 @@ def create_app(overrides: dict | None = None) -> Flask:
         # The whole request may hold a 10 MB mail plus its form encoding.
         MAX_CONTENT_LENGTH=settings.max_message_bytes + 256 * 1024,
         PBM_SETTINGS=settings,
+        SEND_FILE_MAX_AGE_DEFAULT=365 * 24 * 3600,  # static URLs carry their content hash
     )
     app.extensions["pbm"] = Service(settings)
 
     from .inbound import bp as inbound_bp
+    from .live import bp as live_bp
     from .pages import bp as pages_bp
+    from .play import bp as play_bp
 
-    app.register_blueprint(inbound_bp)
-    app.register_blueprint(pages_bp)
+    for blueprint in (inbound_bp, pages_bp, play_bp, live_bp):
+        app.register_blueprint(blueprint)
+    app.after_request(security_headers)
+    app.jinja_env.globals["static_url"] = static_url
 
     def wants_json() -> bool:
         return request.path.startswith("/inbound") or request.path.endswith(".json")

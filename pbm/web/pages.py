@@ -1,12 +1,9 @@
-"""Web pages: status list, board pages (HTML, text, JSON), private play page, health."""
+"""Public pages: the status list, a board (HTML page, live fragment, text, JSON,
+SGF) and the health check. The private play page is in ``play.py``."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from urllib.parse import urlsplit
-
-from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
 from sqlalchemy import or_, text
 from sqlmodel import select
 
@@ -14,40 +11,68 @@ from ..boardview import BoardView, game_record, load_players, load_records
 from ..db import reading
 from ..games import game_names, get_game
 from ..models import Board, Player
+from . import boardpage
 
 bp = Blueprint("pages", __name__)
 
 
-def _server():
+def service():
     return current_app.extensions["pbm"]
 
 
-def _view(session, board: Board) -> BoardView:
-    players, records = load_players(session, board), load_records(session, board)
+def latest_view(session, board: Board) -> BoardView:
+    return BoardView.current(board, load_players(session, board), load_records(session, board))
+
+
+def view_of(session, board: Board) -> BoardView:
+    """The board at ``?move=k`` (default: the latest position); 400 for a bad k."""
     move = request.args.get("move")
-    if move is None:
-        return BoardView.current(board, players, records)
-    try:
-        number = int(move)
-    except ValueError:
+    if move is None or move == "":
+        return latest_view(session, board)
+    players, records = load_players(session, board), load_records(session, board)
+    if not (move.isascii() and move.isdigit()) or len(move) > 9:
         abort(400, f"?move= needs a move number from 0 to {board.move_count}.")
-    if not 0 <= number <= board.move_count:
+    number = int(move)
+    if number > board.move_count:
         abort(400, f"Board {board.id} has moves 0 to {board.move_count}.")
     return BoardView.at(board, players, records, number)
 
 
-def _board_or_404(session, board_id: int) -> Board:
-    board = session.get(Board, board_id)
+def board_or_404(session, board_id: int) -> Board:
+    board = session.get(Board, board_id) if board_id < 2**31 else None
     if board is None:
         abort(404, f"There is no board {board_id}.")
     return board
+
+
+def board_context(view: BoardView, seat: int | None = None, **page) -> dict:
+    """What the board templates need: the view, what ``seat`` may do (a play page),
+    and the page's own values in ``page`` (which win)."""
+    acting = boardpage.acting(view, seat)
+    picture = boardpage.picture(view, interactive=acting)
+    return {
+        "token": None, "csrf": None, "error": None, "notice": None, "typed": {}, "my_boards": [],
+        "choices": [], "cell": "", "next_token": None,
+        "view": view,
+        "seat": seat,
+        "acting": acting,
+        "picture": picture,
+        "frame_size": boardpage.frame_size(picture),
+        "targets": boardpage.targets(view, seat) if acting else None,
+        "buttons": boardpage.buttons(view, seat),
+        "history": boardpage.history(view),
+        "hint": boardpage.EXAMPLES.get(view.game.name, "a move"),
+        "playable": view.game.playable(view.state) if hasattr(view.game, "playable") and view.is_latest
+        and view.outcome is None else [],
+        **page,
+    }
 
 
 @bp.get("/")
 def status():
     game = request.args.get("game", "").strip().lower()
     player = request.args.get("player", "").strip().lower()
-    with reading(_server().engine) as session:
+    with reading(service().engine) as session:
         query = select(Board).order_by(Board.status, Board.last_move_at.desc())
         if game:
             query = query.where(Board.game == game)
@@ -68,29 +93,37 @@ def status():
 
 @bp.get("/games/<int:board_id>")
 def board_page(board_id: int):
-    with reading(_server().engine) as session:
-        view = _view(session, _board_or_404(session, board_id))
-    return render_template("board.html", view=view, play_token=None, error=None)
+    with reading(service().engine) as session:
+        view = view_of(session, board_or_404(session, board_id))
+    return render_template("board.html", **board_context(view))
+
+
+@bp.get("/games/<int:board_id>/live")
+def board_fragment(board_id: int):
+    """The changing part of the board page, for the script to swap in after a move."""
+    with reading(service().engine) as session:
+        view = view_of(session, board_or_404(session, board_id))
+    return render_template("_live.html", **board_context(view))
 
 
 @bp.get("/games/<int:board_id>.txt")
 def board_text(board_id: int):
-    with reading(_server().engine) as session:
-        view = _view(session, _board_or_404(session, board_id))
+    with reading(service().engine) as session:
+        view = view_of(session, board_or_404(session, board_id))
     return Response(view.text(recent=None), mimetype="text/plain")
 
 
 @bp.get("/games/<int:board_id>.json")
 def board_json(board_id: int):
-    with reading(_server().engine) as session:
-        view = _view(session, _board_or_404(session, board_id))
+    with reading(service().engine) as session:
+        view = view_of(session, board_or_404(session, board_id))
     return jsonify(view.to_json())
 
 
 @bp.get("/games/<int:board_id>.sgf")
 def board_record(board_id: int):
-    with reading(_server().engine) as session:
-        board = _board_or_404(session, board_id)
+    with reading(service().engine) as session:
+        board = board_or_404(session, board_id)
         game = get_game(board.game)
         if game.info.record_format != "sgf":
             abort(404, f"Board {board_id} is {game.title}, which has no SGF record.")
@@ -99,55 +132,10 @@ def board_record(board_id: int):
                     headers={"Content-Disposition": f'attachment; filename="board-{board_id}.sgf"'})
 
 
-def _csrf_token(play_token: str) -> str:
-    key = current_app.config["SECRET_KEY"].encode()
-    return hmac.new(key, f"play:{play_token}".encode(), hashlib.sha256).hexdigest()
-
-
-def _same_origin() -> bool:
-    """Browsers send Origin (or Referer) on a form POST; another site's must not pass."""
-    origin = request.headers.get("Origin") or request.headers.get("Referer")
-    if origin is None:  # not sent by a browser; the form's token still has to match
-        return True
-    return urlsplit(origin).netloc == request.host
-
-
-def _play_view(token: str):
-    with reading(_server().engine) as session:
-        board = session.exec(select(Board).where(or_(Board.token0 == token, Board.token1 == token))).first()
-        if board is None:
-            abort(404, "This private link is not valid.")
-        return _view(session, board), (0 if board.token0 == token else 1)
-
-
-@bp.route("/play/<token>", methods=["GET", "POST"])
-def play(token: str):
-    error = None
-    status = 200
-    if request.method == "POST":
-        if not _same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), _csrf_token(token)):
-            abort(403, "This form was not sent from your private page; reload the page and try again.")
-        move = request.form.get("move", "").strip()
-        number = request.form.get("number", "")
-        if not move:
-            error, status = "Write a move in the box first.", 400
-        else:
-            result = _server().play_by_token(token, move, request.form.get("comment", "").strip(),
-                                             int(number) if number.isdigit() else None)
-            if result.status == "applied":
-                return redirect(url_for("pages.play", token=token), code=303)
-            if result.board is None:
-                abort(404, result.error)
-            error, status = result.error, 422
-    view, seat = _play_view(token)
-    return render_template("board.html", view=view, play_token=token, seat=seat, error=error,
-                           csrf=_csrf_token(token)), status
-
-
 @bp.get("/healthz")
 def healthz():
     try:
-        with reading(_server().engine) as session:
+        with reading(service().engine) as session:
             session.exec(text("SELECT 1")).one()
     except Exception as error:  # any database failure means "not healthy"
         return jsonify(status="error", database=str(error.__class__.__name__)), 503

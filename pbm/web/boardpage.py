@@ -1,0 +1,178 @@
+"""What a board page shows besides the move list: the picture, the moves the
+seat may make by pointer or key (as the texts a mail would carry), the
+buttons for moves that are not points, and the history navigation.
+
+The rules stay in the games: every target here comes from ``legal_moves`` or
+from ``apply`` itself, so the page offers exactly what the server accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from ..boardview import MOVES, BoardView
+from ..games import MoveError
+from ..games.base import point_name
+from ..render import board_svg
+
+# Moves that are words, not places on the board, in the order their buttons show.
+ACTIONS = {"pass": "Pass", "done": "Done (accept this scoring)", "resume": "Resume play"}
+
+# How a move is written, for the hint beside the move box.
+EXAMPLES = {"go": "D4, pass, or in scoring mark D4, done, resume", "greatkingdom": "D4 or pass",
+            "twodragons": "E5 or pass", "twotigers": "b5-b4, or c2-c4-e4 for a leap chain",
+            "dragons": "7ne:B2 (a cell, a colon, an orientation)"}
+
+
+def last_move(view: BoardView) -> str | None:
+    """The canonical text of the move that led to the shown position, if it was a move."""
+    if view.records and view.records[-1].kind in MOVES:
+        return view.records[-1].text
+    return None
+
+
+def picture(view: BoardView, interactive: bool) -> Markup:
+    """The board as inline SVG; with ``interactive``, carrying the play hooks."""
+    svg = board_svg(view.game.name, view.state, move_number=view.at_move, last_move=last_move(view),
+                    interactive=interactive)
+    return Markup(precise_hooks(svg) if interactive else svg)
+
+
+# Chromium hit-tests an SVG shape against its own coordinates rounded outward to
+# whole units: with one unit between points (as pbm.render draws), a tap up to half
+# a unit away lands on the neighbour drawn later (measured: the centre of D5 hit
+# E5). The hooks are therefore redrawn in hundredths, inside a group scaled back.
+HIT_SCALE = 100
+_POINT_HOOK = re.compile(r'<circle data-point="([^"]+)" cx="([-\d.]+)" cy="([-\d.]+)" r="([-\d.]+)"')
+_CELL_HOOK = re.compile(r'<polygon points="([-\d., ]+)" data-cell="([^"]+)"/>')
+
+
+def _scaled(number: str) -> str:
+    return f"{float(number) * HIT_SCALE:.1f}".rstrip("0").rstrip(".")
+
+
+def precise_hooks(svg: str) -> str:
+    """The picture with its ``[data-point]`` and ``[data-cell]`` hooks drawn in
+    hundredths (see above); what they cover stays the same."""
+    svg = _POINT_HOOK.sub(lambda m: f'<circle data-point="{m[1]}" cx="{_scaled(m[2])}" cy="{_scaled(m[3])}" '
+                                    f'r="{_scaled(m[4])}"', svg)
+    svg = svg.replace('pointer-events="all" class="points">',
+                      f'pointer-events="all" class="points" transform="scale({1 / HIT_SCALE:g})">')
+    cells = _CELL_HOOK.findall(svg)
+    if not cells:
+        return svg
+    svg = _CELL_HOOK.sub(lambda m: f'<polygon points="{m[1]}"/>', svg)
+    svg = svg.replace(' pointer-events="all" class="playable"', ' class="playable"')
+    hooks = "".join(f'<polygon points="{" ".join(",".join(map(_scaled, p.split(","))) for p in points.split())}" '
+                    f'data-cell="{name}"/>' for points, name in cells)
+    layer = (f'<g fill="none" pointer-events="all" class="cells" transform="scale({1 / HIT_SCALE:g})">'
+             f'{hooks}</g>')
+    return svg[:svg.rindex("</svg>")] + layer + "</svg>"
+
+
+def frame_size(svg: str) -> str:
+    """``small``, ``medium`` or ``large``: how wide the board may be drawn on a wide
+    screen, from its picture's width in points (a Dragons board grows tile by tile)."""
+    match = re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ', svg)
+    width = float(match.group(1)) if match else 20.0
+    return "small" if width < 9 else "medium" if width < 14 else "large"
+
+
+def acting(view: BoardView, seat: int | None) -> bool:
+    """Whether ``seat`` may move in the shown position (the latest, on an active board)."""
+    return (seat is not None and view.is_latest and view.board.status == "active"
+            and view.outcome is None and seat in view.game.actors(view.state))
+
+
+def targets(view: BoardView, seat: int) -> dict:
+    """What a pointer or key may send for ``seat`` (who is acting), for the script.
+
+    ``{"mode": "point", "moves": {"D4": "D4", ...}, "confirm": true, "prefix": ""}``:
+    a point sends its move (Go scoring: ``mark D4`` on every stone, ``prefix``
+    "mark "; ``confirm``: a tap only selects until confirmed, for stones that stay). ``{"mode": "path",
+    "paths": [["c2", "c4", "e4"], ...]}``: every legal path, chain prefixes
+    included (Two Tigers). ``{"mode": "cell"}``: the picture's ``[data-cell]``
+    hooks, whose orientations the page asks for (Dragons).
+    """
+    game, state = view.game, view.state
+    texts = [game.format_move(m) for m in game.legal_moves(state)]
+    if any(":" in t for t in texts):
+        return {"mode": "cell"}
+    if any("-" in t for t in texts):
+        return {"mode": "path", "paths": [t.split("-") for t in texts if "-" in t]}
+    if any(t.startswith("mark ") for t in texts):
+        return {"mode": "point", "confirm": False, "prefix": "mark ", "moves": {
+            name: f"mark {name}" for name in _points(state.size) if _legal(view, seat, f"mark {name}")}}
+    return {"mode": "point", "confirm": True, "prefix": "", "moves": {t: t for t in texts if t not in ACTIONS}}
+
+
+def _points(size: int) -> list[str]:
+    return [point_name(x, y) for y in range(size) for x in range(size)]
+
+
+def _legal(view: BoardView, seat: int, text: str) -> bool:
+    return explain(view, seat, text) is None
+
+
+def explain(view: BoardView, seat: int, text: str) -> str | None:
+    """Why ``seat`` cannot play ``text`` in the shown position (the game's own
+    sentence), or None when it could."""
+    game, state = view.game, view.state
+    if view.board.status != "active" or view.outcome is not None:
+        return "This game is over; no more moves can be played."
+    if seat not in game.actors(state):
+        turn = game.to_move(state)
+        return f"It is not your turn: it is {view.name(turn)}'s turn ({game.sides[turn]})."
+    try:
+        game.apply(state, seat, game.parse_move(text, state))
+    except MoveError as error:
+        return str(error)
+    return None
+
+
+@dataclass(frozen=True)
+class Button:
+    action: str  # the move it sends, and its data-action hook
+    label: str
+
+
+def buttons(view: BoardView, seat: int | None) -> list[Button]:
+    """The moves that are not points that ``seat`` may make now: pass, done and
+    resume as the position allows, resign on an active board, newround once the
+    game is over (until this seat asked, or the new round began)."""
+    if seat is None or not view.is_latest:
+        return []
+    board = view.board
+    if board.status != "active":
+        asked = board.newround_votes & (1 << seat)
+        return [] if asked or board.next_board_id else [Button("newround", "New round")]
+    found = []
+    if acting(view, seat):
+        texts = {view.game.format_move(m) for m in view.game.legal_moves(view.state)}
+        found = [Button(action, label) for action, label in ACTIONS.items() if action in texts]
+    return found + [Button("resign", "Resign")]
+
+
+@dataclass(frozen=True)
+class History:
+    """Links to the first, previous, next and last positions (None where there is none)."""
+
+    at: int
+    last: int
+    first_href: str | None
+    previous_href: str | None
+    next_href: str | None
+    last_href: str | None
+
+
+def history(view: BoardView) -> History:
+    at, last = view.at_move, view.board.move_count
+
+    def href(k: int) -> str:
+        return "?" if k == last else f"?move={k}"
+
+    return History(at, last, href(0) if at > 0 else None, href(at - 1) if at > 0 else None,
+                   href(at + 1) if at < last else None, href(last) if at < last else None)

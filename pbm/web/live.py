@@ -1,0 +1,142 @@
+"""Server-sent events for open pages: ``GET /games/<n>/events`` and
+``GET /play/<token>/events``.
+
+A stream first compares the move count the page knows (``?known=``, or the
+``Last-Event-ID`` of a reconnecting EventSource) with the database, so a
+page that was offline catches up at once; then it waits for the unit of
+work's events (``pbm.service.events``) and sends ``move`` with the new count
+(the page then fetches its new board part). It ends after STREAM_SECONDS, so
+a thread is never held long; the page reconnects.
+
+A play page registers its tab (``?tab=``; ``claim=1`` on its first
+connection): opening the same seat in another tab takes the seat over, and
+the older tab's stream gets ``replaced`` (seed 003).
+
+Each stream holds a server thread while it is open, so a process serves at
+most MAX_STREAMS at once (``pbm serve`` runs enough threads for them and
+eight more for pages); one more is told 503 and its page tries again later.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+from flask import Blueprint, Response, current_app, request
+
+from ..db import reading
+from ..service import events
+from .pages import board_or_404, service
+from .play import seat_or_404
+
+bp = Blueprint("live", __name__)
+
+MAX_STREAMS = 56
+STREAM_SECONDS = 25.0
+HEARTBEAT_SECONDS = 8.0  # a comment line this often finds a closed connection
+LISTENER_READY_SECONDS = 5.0
+
+class Streams:
+    """How many streams one application serves now, against its cap."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.open = 0
+
+    def reserve(self, cap: int) -> bool:
+        with self.lock:
+            if self.open >= cap:
+                return False
+            self.open += 1
+            return True
+
+    def release(self) -> None:
+        with self.lock:
+            self.open -= 1
+
+
+def streams() -> Streams:
+    return current_app.extensions.setdefault("pbm_streams", Streams())
+
+
+def _listen_if_postgres() -> None:
+    """Start this process's LISTEN thread the first time a page streams (PostgreSQL)."""
+    engine = service().engine
+    if engine.dialect.name == "postgresql":
+        listener = events.start_listener(service().settings.database_url)
+        listener.listening.wait(LISTENER_READY_SECONDS)
+
+
+def _known() -> int:
+    value = request.headers.get("Last-Event-ID") or request.args.get("known", "")
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else -1
+
+
+def _event(name: str, data: dict, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n"
+
+
+def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> Response:
+    slots = streams()
+    if not slots.reserve(current_app.config.get("PBM_MAX_STREAMS", MAX_STREAMS)):
+        return Response("Too many pages are open on this server; this page tries again shortly.\n",
+                        503, {"Retry-After": "10", "Cache-Control": "no-store"}, mimetype="text/plain")
+    try:
+        _listen_if_postgres()
+        with reading(service().engine) as session:
+            count = board_or_404(session, board_id).move_count
+    except BaseException:
+        slots.release()
+        raise
+    known = _known()
+    seconds = current_app.config.get("PBM_STREAM_SECONDS", STREAM_SECONDS)
+
+    def generate():
+        nonlocal known
+        yield "retry: 1000\n\n"
+        if count != known:
+            known = count
+            yield _event("move", {"move": count}, count)
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            change = events.wait(board_id, known, min(left, HEARTBEAT_SECONDS), seat, tab)
+            if change is None:
+                yield ": still here\n\n"
+            elif change.kind == "move":
+                known = change.count
+                yield _event("move", {"move": known}, known)
+            else:  # replaced by another tab, or told to check the database again
+                yield _event(change.kind, {})
+                return
+        yield _event("again", {})
+
+    response = Response(generate(), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    response.call_on_close(slots.release)  # every WSGI server closes the response
+    return response
+
+
+@bp.get("/games/<int:board_id>/events")
+def board_events(board_id: int):
+    return _stream(board_id)
+
+
+TAB = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+
+@bp.get("/play/<token>/events")
+def play_events(token: str):
+    with reading(service().engine) as session:
+        board, seat_index = seat_or_404(session, token)
+    tab = request.args.get("tab", "")
+    if not TAB.fullmatch(tab):
+        return _stream(board.id)
+    seat = f"{board.id}:{seat_index}"
+    if request.args.get("claim") == "1":
+        events.announce_seat(service().engine, seat, tab)
+    elif events.holder(seat) is None:  # this process restarted: the tab keeps its seat
+        events.take_seat(seat, tab)
+    return _stream(board.id, seat, tab)

@@ -1,0 +1,175 @@
+"""The private play page (the token in the link is the credential): the board,
+the move form, the buttons for moves that are not points, the player's other
+boards; and the small routes its script uses (the live fragment, why a move
+is illegal, a Dragons cell's orientations)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import datetime, timezone
+from urllib.parse import urlsplit
+
+from flask import Blueprint, abort, current_app, jsonify, redirect, render_template, request, url_for
+from sqlalchemy import or_
+from sqlmodel import select
+
+from ..db import reading
+from ..games import MoveError, get_game
+from ..models import Board, MoveRecord, Player
+from ..render import dragons_orientation_choices
+from ..service import boards as service_boards
+from . import boardpage
+from .pages import board_context, latest_view, service, view_of
+
+bp = Blueprint("play", __name__)
+
+FINISHED_SHOWN = 5  # finished boards listed under "Your boards", the latest first
+
+
+def csrf_token(play_token: str) -> str:
+    key = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(key, f"play:{play_token}".encode(), hashlib.sha256).hexdigest()
+
+
+def _same_origin() -> bool:
+    """Browsers send Origin (or Referer) on a form POST; another site's must not pass.
+    Under the pages' ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null``:
+    then, as without the header, the form's token decides."""
+    origin = request.headers.get("Origin") or request.headers.get("Referer")
+    if origin in (None, "null"):
+        return True
+    return urlsplit(origin).netloc == request.host
+
+
+def seat_or_404(session, token: str) -> tuple[Board, int]:
+    board, seat = service_boards.by_token(session, token, lock=False)
+    if board is None:
+        abort(404, "This private link is not valid.")
+    return board, seat
+
+
+def _already_played(token: str, number: int | None, move: str) -> str | None:
+    """When move #``number`` is on the board, by this seat, as ``move``: a sentence
+    saying so (a form sent twice), else None."""
+    if number is None:
+        return None
+    with reading(service().engine) as session:
+        board, seat = seat_or_404(session, token)
+        record = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id,
+                                                       MoveRecord.number == number)).first()
+    same = lambda text: "".join(text.split()).lower()  # noqa: E731
+    if record is None or record.seat != seat or same(record.text) != same(move):
+        return None
+    return f"Your move {record.text} was already played (move {record.number}); it was not sent twice."
+
+
+def my_boards(session, board: Board, seat: int) -> list[dict]:
+    """This seat's player's boards, each with its play link: those waiting for them
+    first, then the others, each group by deadline; then a few finished ones."""
+    me = board.player_id(seat)
+    query = select(Board).where(or_(Board.seat0_id == me, Board.seat1_id == me))
+    active = session.exec(query.where(Board.status == "active")).all()
+    finished = session.exec(query.where(Board.status != "active").order_by(Board.last_move_at.desc())
+                            .limit(FINISHED_SHOWN)).all()
+    others = {b.player_id(1 - b.seat_of(me)) for b in [*active, *finished]}
+    names = {p.id: p.userid for p in session.exec(select(Player).where(Player.id.in_(others)))} if others else {}
+    far = datetime.max.replace(tzinfo=timezone.utc)
+    rows = []
+    for b in sorted(active, key=lambda b: (b.to_move not in (None, b.seat_of(me)), b.expire_due_at or far)):
+        mine = b.seat_of(me)
+        rows.append({"board": b, "title": get_game(b.game).title, "opponent": names[b.player_id(1 - mine)],
+                     "token": b.token(mine), "current": b.id == board.id,
+                     "turn": "your turn" if b.to_move == mine else "either player may act"
+                     if b.to_move is None else f"{names[b.player_id(b.to_move)]}'s turn"})
+    for b in finished:
+        mine = b.seat_of(me)
+        rows.append({"board": b, "title": get_game(b.game).title, "opponent": names[b.player_id(1 - mine)],
+                     "token": b.token(mine), "current": b.id == board.id, "turn": "finished"})
+    return rows
+
+
+def _page(token: str, template: str, *, error=None, notice=None, typed=None, status=200):
+    with reading(service().engine) as session:
+        board, seat = seat_or_404(session, token)
+        view = view_of(session, board)
+        listed = my_boards(session, board, seat) if template == "board.html" else []
+        successor = board.next_board_id and session.get(Board, board.next_board_id)
+    cell = request.args.get("cell", "").strip()[:12]
+    page = board_context(view, seat, token=token, csrf=csrf_token(token), error=error, notice=notice,
+                         typed=typed or {}, my_boards=listed, cell=cell, choices=_orientations(view, seat, cell),
+                         next_token=successor.token(seat) if successor else None)
+    return render_template(template, **page), status
+
+
+@bp.route("/play/<token>", methods=["GET", "POST"])
+def play(token: str):
+    if request.method == "GET":
+        return _page(token, "board.html")
+    if not _same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
+        abort(403, "This form was not sent from your private page; reload the page and try again.")
+    move = request.form.get("move", "").strip()
+    comment = request.form.get("comment", "").strip()
+    number = request.form.get("number", "")
+    number = int(number) if number.isascii() and number.isdigit() and len(number) < 10 else None
+    typed = {"move": move, "comment": comment}
+    if not move:
+        return _page(token, "board.html", error="Write a move in the box first.", typed=typed, status=400)
+    result = service().play_by_token(token, move, comment, number)
+    if result.status == "applied":
+        return redirect(url_for("play.play", token=token), code=303)
+    if result.board is None:
+        abort(404, result.error)
+    notice = _already_played(token, number, move)
+    if notice:
+        return _page(token, "board.html", notice=notice)
+    return _page(token, "board.html", error=result.error, typed=typed, status=422)
+
+
+@bp.get("/play/<token>/live")
+def play_fragment(token: str):
+    """The changing part of the play page, for the script to swap in."""
+    return _page(token, "_live.html")
+
+
+@bp.get("/play/<token>/explain")
+def explain(token: str):
+    """Why the move in ``?move=`` cannot be played now (JSON ``{"error": sentence}``;
+    null when it could be)."""
+    with reading(service().engine) as session:
+        board, seat = seat_or_404(session, token)
+        view = latest_view(session, board)
+    move = request.args.get("move", "").strip()[:200]
+    if not move:
+        return jsonify(error="Choose a point on the board, or write a move in the box.")
+    return jsonify(error=boardpage.explain(view, seat, move))
+
+
+def _orientations(view, seat: int, cell: str) -> list[tuple[str, str]]:
+    """The fitting orientations of ``cell`` (Dragons), or [] when nothing fits or the
+    seat is not to move."""
+    if not cell or not boardpage.acting(view, seat) or view.game.name != "dragons":
+        return []
+    try:
+        return [(f"{view.game.format_move(view.game.parse_move(f'{cell}:{name}', view.state))}", svg)
+                for name, svg in dragons_orientation_choices(view.state, cell)]
+    except MoveError:
+        return []
+
+
+@bp.get("/play/<token>/orientations")
+def orientations(token: str):
+    """A Dragons cell's fitting orientations as a form of buttons (HTML fragment)."""
+    cell = request.args.get("cell", "").strip()[:12]
+    with reading(service().engine) as session:
+        board, seat = seat_or_404(session, token)
+        view = latest_view(session, board)
+    if view.game.name != "dragons":
+        abort(404, "Only Dragons boards have orientations to choose.")
+    choices = _orientations(view, seat, cell)
+    if not choices:
+        sentence = boardpage.explain(view, seat, f"{cell}:F0") if cell else None
+        return render_template("_orientations.html", choices=[], cell=cell, csrf=csrf_token(token), token=token,
+                               view=view, error=sentence or f"No orientation fits {cell} now."), 422
+    return render_template("_orientations.html", choices=choices, cell=cell, csrf=csrf_token(token),
+                           token=token, view=view, error=None)

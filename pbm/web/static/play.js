@@ -1,0 +1,355 @@
+/* pbm board pages: turns clicks, taps and keys into the move text a mail would
+   carry and sends it with the page's own form; keeps the board live.
+   The server draws the board and decides what is legal: this script only reads
+   the hooks and the targets the page carries (data-targets). Without it every
+   page still works by its forms. */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+  var live = document.getElementById("live");
+  if (!live) { return; }
+
+  var frame = null, hooks = [], targets = null;
+  var selected = null, chain = [], cursorName = null;
+  var busy = false, replaced = false, zoom = 0;  // zoom: an index into ZOOMS
+  var tab = randomId(), claimed = false, stream = null, retryDelay = 500, retryTimer = null;
+  var announcer = document.createElement("p");
+  announcer.className = "visually-hidden";
+  announcer.setAttribute("aria-live", "polite");
+  document.body.appendChild(announcer);
+
+  function all(selector, root) { return Array.prototype.slice.call((root || document).querySelectorAll(selector)); }
+  function one(selector, root) { return (root || document).querySelector(selector); }
+  function hookName(hook) { return hook.getAttribute("data-point") || hook.getAttribute("data-cell"); }
+  function hookNamed(name) { return hooks.filter(function (h) { return hookName(h) === name; })[0] || null; }
+  function randomId() {
+    var bytes = new Uint8Array(12);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
+  }
+  function setting(name, fallback) {
+    try { var v = window.localStorage.getItem("pbm." + name); return v === null ? fallback : v; }
+    catch (e) { return fallback; }
+  }
+  function remember(name, value) { try { window.localStorage.setItem("pbm." + name, value); } catch (e) { /* private mode */ } }
+  function say(text) { var p = one("[data-explain-text]", live); if (p) { p.textContent = text; } }
+  function playing() { return !!targets && !replaced && !busy; }
+
+  /* ---- what may be chosen now ------------------------------------------------ */
+  function paths() { return targets.paths.filter(function (p) { return chain.every(function (n, i) { return p[i] === n; }); }); }
+  function nextPoints() {
+    return paths().filter(function (p) { return p.length > chain.length; }).map(function (p) { return p[chain.length]; });
+  }
+  function chainIsMove() { return chain.length > 1 && paths().some(function (p) { return p.length === chain.length; }); }
+  function isTarget(name) {
+    if (!targets) { return false; }
+    if (targets.mode === "point") { return Object.prototype.hasOwnProperty.call(targets.moves, name); }
+    if (targets.mode === "path") { return nextPoints().indexOf(name) >= 0; }
+    return true;
+  }
+  function confirming() { return targets.mode === "point" && targets.confirm && setting("confirm", "1") === "1"; }
+
+  function paint() {
+    hooks.forEach(function (h) {
+      var name = hookName(h);
+      h.classList.toggle("target", isTarget(name));
+      h.classList.toggle("selected", name === selected);
+      h.classList.toggle("chain", chain.indexOf(name) >= 0);
+      h.classList.toggle("cursor", name === cursorName);
+    });
+    var bar = one("[data-selection]", live);
+    if (!bar) { return; }
+    var text = "", move = null;
+    if (targets.mode === "point" && selected) {
+      move = targets.moves[selected];
+      text = selected + " selected: tap it again or press Play.";
+    } else if (targets.mode === "path" && chain.length) {
+      move = chainIsMove() ? chain.join("-") : null;
+      text = chain.join("-") + (move ? ": play it, or go on leaping." : ": now choose where it goes.");
+    }
+    bar.hidden = !text;
+    one("[data-selection-text]", bar).textContent = text;
+    var play = one('[data-action="play"]', bar);
+    play.hidden = !move;
+    play.textContent = move ? "Play " + move : "Play";
+  }
+
+  function clearSelection() {
+    selected = null; chain = [];
+    var choices = one("[data-choices]", live);
+    if (choices) { choices.innerHTML = ""; }
+    paint();
+  }
+
+  /* ---- choosing on the board ------------------------------------------------- */
+  function choose(hook) {
+    if (!playing()) { return; }
+    var name = hookName(hook);
+    say("");
+    if (targets.mode === "point") {
+      if (!isTarget(name)) { explain((targets.prefix || "") + name); return; }
+      if (confirming() && selected !== name) { selected = name; paint(); return; }
+      send(targets.moves[name]);
+    } else if (targets.mode === "path") {
+      var starts = chain.length === 1 && targets.paths.some(function (p) { return p[0] === name; });
+      if (chain.length === 1 && chain[0] === name) { clearSelection(); return; }
+      if (starts) { chain = [name]; paint(); return; }
+      if (!isTarget(name)) { explain(chain.length ? chain.concat([name]).join("-") : name + "-" + nearest(hook)); return; }
+      chain.push(name);
+      if (nextPoints().length === 0) { send(chain.join("-")); return; }
+      paint();
+    } else {
+      selected = name; paint(); orientations(name);
+    }
+  }
+
+  function nearest(hook) {
+    var c = centre(hook), best = null, bestDistance = Infinity;
+    hooks.forEach(function (h) {
+      var p = centre(h), d = Math.hypot(p.x - c.x, p.y - c.y);
+      if (h !== hook && d < bestDistance) { best = h; bestDistance = d; }
+    });
+    return best ? hookName(best) : "";
+  }
+
+  function explain(move) {
+    fetch(frame.getAttribute("data-explain") + "?move=" + encodeURIComponent(move), { cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (answer) { say(answer.error || ""); })
+      .catch(function () { say("The server did not answer; try again."); });
+  }
+
+  function orientations(cell) {
+    var box = one("[data-choices]", live);
+    fetch(frame.getAttribute("data-orientations") + "?cell=" + encodeURIComponent(cell), { cache: "no-store" })
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        box.innerHTML = html;
+        var first = one("button", box);
+        if (first) { first.focus({ preventScroll: false }); }
+      })
+      .catch(function () { say("The server did not answer; try again."); });
+  }
+
+  /* ---- sending: always through a form of the page ---------------------------- */
+  function send(move) {
+    var form = one("[data-move-form]", live);
+    if (busy || !form) { return; }
+    form.elements.move.value = move;
+    form.requestSubmit();
+  }
+
+  /* ---- the keyboard cursor --------------------------------------------------- */
+  function centre(element) {
+    var box = element.getBoundingClientRect();
+    return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
+  }
+  function setCursor(hook) {
+    if (!hook) { return; }
+    cursorName = hookName(hook);
+    paint();
+    hook.scrollIntoView({ block: "nearest", inline: "nearest" });
+    announcer.textContent = cursorName + (isTarget(cursorName) ? "" : ", not playable now");
+  }
+  function home() {
+    var points = hooks.map(centre), best = null, bestDistance = Infinity;
+    var xs = points.map(function (p) { return p.x; }), ys = points.map(function (p) { return p.y; });
+    var middle = { x: (Math.min.apply(null, xs) + Math.max.apply(null, xs)) / 2,
+                   y: (Math.min.apply(null, ys) + Math.max.apply(null, ys)) / 2 };
+    hooks.forEach(function (h) {
+      var p = centre(h), d = Math.hypot(p.x - middle.x, p.y - middle.y);
+      if (d < bestDistance) { best = h; bestDistance = d; }
+    });
+    setCursor(best);
+  }
+  function step(dx, dy) {
+    var from = hookNamed(cursorName);
+    if (!from) { home(); return; }
+    var c = centre(from), best = null, bestScore = Infinity;
+    hooks.forEach(function (h) {
+      var p = centre(h), ax = p.x - c.x, ay = p.y - c.y, along = ax * dx + ay * dy;
+      if (h === from || along < 1) { return; }
+      var score = along + 2 * Math.abs(ax * dy - ay * dx);
+      if (score < bestScore) { best = h; bestScore = score; }
+    });
+    if (best) { setCursor(best); }
+  }
+  var ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+
+  function onBoardKey(event) {
+    if (!targets || !hooks.length) { return historyKey(event); }
+    if (ARROWS[event.key]) { step(ARROWS[event.key][0], ARROWS[event.key][1]); }
+    else if (event.key === "Home") { home(); }
+    else if (event.key === "Enter" || event.key === " ") {
+      var hook = hookNamed(cursorName);
+      if (hook) { choose(hook); } else { home(); }
+    } else if (event.key === "Escape") { clearSelection(); }
+    else { return; }
+    event.preventDefault();
+  }
+
+  /* ---- history: first / previous / next / last, and the slider ---------------- */
+  function historyKey(event) {
+    var names = { ArrowLeft: "previous", ArrowRight: "next", Home: "first", End: "last" };
+    var link = names[event.key] && one('[data-history-step="' + names[event.key] + '"]', live);
+    if (!link) { return; }
+    event.preventDefault();
+    window.location.href = link.href;
+  }
+  function showMove(slider) {
+    var at = Number(slider.value), last = Number(slider.max);
+    window.location.search = at === last ? "" : "?move=" + at;
+  }
+
+  /* ---- zoom (big boards on small screens) ------------------------------------- */
+  var ZOOMS = [1, 1.5, 2, 3];
+  function setZoom(level) {
+    zoom = Math.max(0, Math.min(ZOOMS.length - 1, level));
+    frame.style.setProperty("--zoom", String(ZOOMS[zoom]));
+    var cursor = hookNamed(cursorName);
+    if (cursor) { cursor.scrollIntoView({ block: "center", inline: "center" }); }
+  }
+
+  /* ---- events on the live part (delegated: the part is swapped on each move) -- */
+  live.addEventListener("click", function (event) {
+    var target = event.target.closest("[data-point], [data-cell], [data-action], [data-cancel], [data-zoom-step], " +
+                                      "[data-cell-link], .orientation-choice, [data-history-show]");
+    if (!target) { return; }
+    if (target.matches("[data-point], [data-cell]")) {
+      if (frame.contains(target) && targets) { cursorName = hookName(target); choose(target); }
+    } else if (target.matches('[data-action="play"]')) {
+      if (targets.mode === "point" && selected) { send(targets.moves[selected]); }
+      else if (chainIsMove()) { send(chain.join("-")); }
+    } else if (target.matches("[data-action]")) {
+      event.preventDefault();
+      var action = target.getAttribute("data-action");
+      if (action === "resign" && !target.hasAttribute("data-armed")) {
+        target.setAttribute("data-armed", "");
+        target.textContent = "Really resign? Click again";
+        return;
+      }
+      if (one("[data-move-form]", live)) { send(action); } else { target.form.requestSubmit(target); }
+    } else if (target.matches("[data-cancel]")) { clearSelection(); frame.focus(); }
+    else if (target.matches("[data-zoom-step]")) { setZoom(zoom + Number(target.getAttribute("data-zoom-step"))); }
+    else if (target.matches("[data-cell-link]")) {
+      event.preventDefault();
+      var hook = hookNamed(target.getAttribute("data-cell-link"));
+      if (hook) { cursorName = hookName(hook); choose(hook); }
+    } else if (target.matches(".orientation-choice")) { event.preventDefault(); send(target.value); }
+  });
+  live.addEventListener("keydown", function (event) {
+    if (frame && event.target === frame) { onBoardKey(event); }
+    else if (event.key === "Escape" && event.target.closest("[data-choices]")) { clearSelection(); frame.focus(); }
+  });
+  live.addEventListener("submit", function (event) {
+    if (busy) { event.preventDefault(); return; }  // a second click on Send
+    busy = true;
+    live.setAttribute("aria-busy", "true");
+  });
+  live.addEventListener("input", function (event) {
+    if (event.target.matches("[data-history-slider]")) {
+      one("[data-history-output]", live).textContent = event.target.value + " of " + event.target.max;
+    }
+  });
+  live.addEventListener("change", function (event) {
+    if (event.target.matches("[data-history-slider]")) { showMove(event.target); }
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.target === document.body) { historyKey(event); }
+  });
+
+  /* ---- after the page or a new part of it arrives ------------------------------ */
+  function setup() {
+    frame = one("[data-board-frame]", live);
+    hooks = frame ? all("[data-point], [data-cell]", frame) : [];
+    targets = frame && frame.getAttribute("data-targets") ? JSON.parse(frame.getAttribute("data-targets")) : null;
+    selected = null; chain = [];
+    var zoomBar = one("[data-zoom]", live);
+    if (zoomBar && frame) { zoomBar.hidden = false; setZoom(zoom); }
+    var settings = one("[data-settings]");
+    if (settings) {
+      var box = one('[data-setting="confirm"]', settings);
+      box.checked = setting("confirm", "1") === "1";
+      settings.hidden = !(targets && targets.mode === "point" && targets.confirm);
+    }
+    var cell = frame && hookNamed(new URLSearchParams(window.location.search).get("cell"));
+    if (cell && targets) { selected = hookName(cell); }
+    if (targets) { paint(); }
+  }
+  document.addEventListener("change", function (event) {
+    if (event.target.matches('[data-setting="confirm"]')) {
+      remember("confirm", event.target.checked ? "1" : "0");
+      selected = null;
+      if (targets) { paint(); }
+    }
+  });
+
+  /* ---- live: server-sent events, reconnecting, and taken over by another tab ---- */
+  function refresh(count) {
+    if (busy) { return; }
+    var url = live.getAttribute("data-live") + window.location.search;
+    fetch(url, { cache: "no-store" })
+      .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.text(); })
+      .then(function (html) {
+        var focused = frame && frame === document.activeElement;
+        var form = one("[data-move-form]", live);
+        var kept = form ? { move: form.elements.move.value, comment: form.elements.comment.value } : null;
+        live.innerHTML = html;
+        live.setAttribute("data-board-moves", String(count));
+        setup();
+        form = one("[data-move-form]", live);
+        if (form && kept) { form.elements.move.value = kept.move; form.elements.comment.value = kept.comment; }
+        if (focused && frame) { frame.focus({ preventScroll: true }); }
+      })
+      .catch(function () { window.setTimeout(function () { refresh(count); }, 1000); });
+  }
+
+  function connect() {
+    if (replaced) { return; }
+    window.clearTimeout(retryTimer);
+    var url = live.getAttribute("data-events") + "?known=" + live.getAttribute("data-board-moves") +
+      "&tab=" + tab + (claimed ? "" : "&claim=1");
+    claimed = true;
+    stream = new EventSource(url);
+    stream.addEventListener("open", function () { retryDelay = 500; });
+    stream.addEventListener("move", function (event) {
+      var count = JSON.parse(event.data).move;
+      if (String(count) !== live.getAttribute("data-board-moves")) { refresh(count); }
+    });
+    stream.addEventListener("again", reconnect);
+    stream.addEventListener("resync", reconnect);
+    stream.addEventListener("replaced", function () {
+      stream.close();
+      replaced = true;
+      document.body.classList.add("replaced");
+      var notice = one("[data-takeover]");
+      if (notice) { notice.hidden = false; }
+    });
+    stream.onerror = function () {
+      stream.close();
+      retryTimer = window.setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 15000);
+    };
+  }
+  function reconnect() { stream.close(); connect(); }
+  document.addEventListener("click", function (event) {
+    if (event.target.closest("[data-take-back]")) { window.location.reload(); }
+  });
+  // A tab left in the background gives its connection back after a while (browsers
+  // allow six to one server) and catches up the moment it is shown again.
+  var hiddenTimer = null;
+  document.addEventListener("visibilitychange", function () {
+    window.clearTimeout(hiddenTimer);
+    if (document.hidden) {
+      hiddenTimer = window.setTimeout(function () { window.clearTimeout(retryTimer); stream.close(); }, 5000);
+    } else if (stream.readyState === EventSource.CLOSED && !replaced) { retryDelay = 500; connect(); }
+  });
+  window.addEventListener("online", function () { if (stream && !replaced) { retryDelay = 500; reconnect(); } });
+  // Leaving the page (or entering the back-forward cache) frees the connection at once;
+  // browsers allow only six to one server.
+  window.addEventListener("pagehide", function () { window.clearTimeout(retryTimer); if (stream) { stream.close(); } });
+  window.addEventListener("pageshow", function (event) { if (event.persisted && !replaced) { connect(); } });
+
+  setup();
+  connect();
+}());

@@ -1,0 +1,99 @@
+"""Driving a page in the browser: finding, clicking, keys, and waiting for the
+board a page shows (never sleeping: every wait is for a condition)."""
+
+from __future__ import annotations
+
+
+def by_css(driver, selector):
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def waiter(driver, timeout: float = 10):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, timeout, poll_frequency=0.05,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
+
+
+def open_page(driver, url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    driver.get(url)
+    waiter(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "svg.board")))
+
+
+def shown_move(driver) -> int:
+    return int(by_css(driver, "svg.board").get_attribute("data-move-number"))
+
+
+def wait_for_move(driver, number: int, timeout: float = 10) -> None:
+    from selenium.common.exceptions import WebDriverException
+
+    def shows(d) -> bool:
+        try:
+            return shown_move(d) == number
+        except WebDriverException as error:  # the page is being replaced
+            if LEFT not in str(error):
+                raise
+            return False
+
+    waiter(driver, timeout).until(shows, f"the board to show move {number}")
+
+
+def follow(driver, selector):
+    """Click something that loads a new page, and wait until that page has loaded
+    (a find right after the click could still see the old page)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    old = by_css(driver, "html")
+    click(driver, selector)
+    waiter(driver).until(lambda d: left_document(old))
+    waiter(driver).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    waiter(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "svg.board")))
+
+
+LEFT = "does not belong to the document"  # chromedriver's word for a node of a page being left
+
+
+def left_document(element) -> bool:
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if LEFT in str(error):
+            return True
+        raise
+    return False
+
+
+def click(driver, selector):
+    """Click the element; a click that starts loading another page may be reported by
+    chromedriver as the node having left the document: the click was made."""
+    from selenium.common.exceptions import WebDriverException
+    try:
+        by_css(driver, selector).click()
+    except WebDriverException as error:
+        if LEFT not in str(error):
+            raise
+
+
+def keys(driver, *sequence):
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(driver).send_keys(*sequence).perform()
+
+
+def focus_board(driver):
+    driver.execute_script("document.querySelector('[data-board-frame]').focus()")
+
+
+def status(driver) -> str:
+    return by_css(driver, "[data-status]").text
+
+
+def explanation(driver) -> str:
+    waiter(driver).until(lambda d: by_css(d, "[data-explain-text]").text.strip())
+    return by_css(driver, "[data-explain-text]").text

@@ -1,0 +1,152 @@
+"""Pages in a real browser (headless Chromium): history by buttons, keys and
+slider; every control reachable by Tab with a visible focus; every page at
+390 px without sideways scrolling and 19x19 Go played by tap; axe-core finding
+no serious or critical violation; screenshots for the README; the pages
+without JavaScript."""
+
+from __future__ import annotations
+
+import pytest
+
+from .browser import (DESKTOP, HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width, new_browser,
+                      screenshot)
+from .browser.driving import by_css, click, focus_board, follow, keys, open_page, shown_move, status, wait_for_move
+from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
+                                "(Debian packages chromium, chromium-driver; .ci/run installs them)")
+
+GAMES = ("go", "greatkingdom", "twodragons", "twotigers", "dragons")
+
+
+def test_history_buttons_keys_and_slider(site, desktop):
+    from selenium.webdriver.common.keys import Keys
+
+    board = site.board("go", moves=["D4", "E5", "C3"])
+    open_page(desktop, board.url)
+    assert shown_move(desktop) == 3
+    click(desktop, '[data-history-step="first"]')
+    wait_for_move(desktop, 0)
+    keys(desktop, Keys.ARROW_RIGHT)
+    wait_for_move(desktop, 1)
+    focus_board(desktop)
+    keys(desktop, Keys.END)
+    wait_for_move(desktop, 3)
+    slider = by_css(desktop, "[data-history-slider]")
+    slider.send_keys(Keys.ARROW_LEFT)
+    wait_for_move(desktop, 2)
+    assert desktop.current_url.endswith("?move=2")
+    click(desktop, '[data-history-step="last"]')
+    wait_for_move(desktop, 3)
+
+
+def test_keyboard_reaches_every_control_with_visible_focus(site, desktop):
+    from selenium.webdriver.common.keys import Keys
+
+    board = site.board("go", moves=["D4", "pass"])
+    open_page(desktop, board.play_url(0))
+    desktop.execute_script(
+        "window.reached = [];"
+        "document.addEventListener('focusin', e => { const t = e.target, s = getComputedStyle(t);"
+        " window.reached.push([t.getAttribute('data-action') || (t.hasAttribute('data-board-frame') && 'board')"
+        " || t.getAttribute('data-zoom-step') || t.getAttribute('data-history-step') || t.name || t.tagName,"
+        " s.outlineStyle + ' ' + s.outlineWidth]); });"
+        "document.activeElement.blur();")
+    keys(desktop, *[Keys.TAB] * 40)
+    focused = desktop.execute_script("return window.reached")
+    reached, outlines = [name for name, _ in focused], dict(focused)
+    for wanted in ("board", "-1", "1", "pass", "resign", "move", "comment", "first", "previous"):
+        assert wanted in reached, (wanted, reached)
+        assert outlines[wanted].startswith("solid"), (wanted, outlines[wanted])
+    focus_board(desktop)
+    keys(desktop, Keys.HOME)
+    stroke = desktop.execute_script(
+        "return getComputedStyle(document.querySelector('[data-point].cursor')).stroke")
+    assert stroke not in ("none", "")
+
+
+# -- phones, accessibility, screenshots, no JavaScript -------------------------
+
+
+def example_boards(site):
+    """One board of each game a few moves in, and a 19x19 Go board."""
+    from pbm.games import get_game
+
+    boards = {}
+    for name in GAMES:
+        game = get_game(name)
+        board = site.board(name)
+        state = game.initial_state(game.parse_options({}))
+        for _ in range(4):
+            moves = [m for m in game.legal_moves(state) if game.format_move(m) not in ("pass", "done")]
+            move = moves[len(moves) // 3]
+            site.play(board, game.format_move(move))
+            state = game.apply(state, game.actors(state)[0], move)
+        boards[name] = board
+    boards["go19"] = site.board("go", "-size=19", moves=["Q16", "D4", "Q4", "D16"])
+    return boards
+
+
+def test_phone_pages_fit_and_nineteen_by_nineteen_plays_by_tap(site, phone):
+    boards = example_boards(site)
+    pages = [site.base + "/"] + [b.url for b in boards.values()] + [b.play_url(0) for b in boards.values()]
+    for url in pages:
+        phone.get(url)
+        scroll_width, inner_width = fits_width(phone)
+        assert inner_width == PHONE[0] and scroll_width <= inner_width, url
+    for name in GAMES:
+        open_page(phone, boards[name].play_url(0))
+        screenshot(phone, f"{name}-phone")
+
+    go19 = boards["go19"]
+    open_page(phone, go19.play_url(0))
+    frame_width = phone.execute_script("return document.querySelector('[data-board-frame]').clientWidth")
+    assert frame_width >= PHONE[0] - 40  # the board fills the width
+    click(phone, '[data-zoom-step="1"]')
+    click(phone, '[data-zoom-step="1"]')
+    assert phone.execute_script("return document.querySelector('svg.board').clientWidth") >= 1.9 * frame_width
+    assert fits_width(phone)[0] <= PHONE[0]  # the board scrolls inside its frame, not the page
+    phone.execute_script("document.querySelector('[data-point=\"K10\"]').scrollIntoView({block: 'center'})")
+    click(phone, '[data-point="K10"]')  # the confirm step stays on a phone
+    assert shown_move(phone) == 4
+    click(phone, '[data-point="K10"]')
+    wait_for_move(phone, 5)
+    assert site.moves(go19)[-1] == "K10"
+
+
+def test_pages_pass_axe_and_screenshots_at_desktop_width(site, desktop):
+    boards = example_boards(site)
+    source = axe_source()
+    pages = {"status": site.base + "/", "go-board": boards["go"].url}
+    pages.update({name: boards[name].play_url(0) for name in GAMES})
+    for name, url in pages.items():
+        desktop.get(url)
+        violations = axe_violations(desktop, source)
+        assert violations == [], (name, violations)
+        if name in GAMES:
+            screenshot(desktop, f"{name}-desktop")
+    # The check can fail: a button without a name is a critical violation.
+    desktop.execute_script("document.querySelector('main').appendChild(document.createElement('button'))")
+    assert [v["id"] for v in axe_violations(desktop, source)] == ["button-name"]
+
+
+def test_pages_work_without_javascript(site):
+    driver = new_browser(DESKTOP, javascript=False)
+    try:
+        board = site.board("go")
+        driver.get(board.play_url(0))
+        assert not by_css(driver, "[data-settings]").is_displayed()  # the script would show it
+        field = by_css(driver, "#move")
+        assert field.get_attribute("autofocus") is None
+        field.send_keys("Z99")
+        follow(driver, "[data-move-form] button[type=submit]")
+        assert "Z99 is off the board" in by_css(driver, "[data-error]").text
+        assert by_css(driver, "#move").get_attribute("value") == "Z99"  # the typed move stays
+        by_css(driver, "#move").clear()
+        by_css(driver, "#move").send_keys("e5")
+        follow(driver, "[data-move-form] button[type=submit]")
+        assert shown_move(driver) == 1 and status(driver) == "It is bob's turn (White)."
+        follow(driver, '[data-history-step="first"]')
+        assert shown_move(driver) == 0
+    finally:
+        driver.quit()

@@ -1,0 +1,319 @@
+"""Live pages: the in-process events, the server-sent event streams of a real
+server (a move wakes every open page within 2 s, 50 pages at once, a page that
+was away catches up, a second tab takes a seat over), the cap on streams, and
+PostgreSQL: a commit in one process wakes a stream served by another."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from urllib.parse import urlsplit
+
+import pytest
+
+from pbm.service import events
+
+from .browser import ALICE, Site, start_server, stop_server
+from .conftest import make_mail
+
+
+# -- the events, in one process ---------------------------------------------------
+
+
+def later(seconds: float, work) -> threading.Timer:
+    timer = threading.Timer(seconds, work)
+    timer.start()
+    return timer
+
+
+def test_a_published_count_wakes_a_waiting_page_and_old_counts_do_not():
+    events.publish({9001: 4})
+    assert events.wait_for_change(9001, 4, 0.05) is None
+    later(0.05, lambda: events.publish({9001: 5}))
+    assert events.wait_for_change(9001, 4, 5) == 5
+    events.publish({9001: 3})  # late news of an older commit: the count stays
+    assert events.wait(9001, 4, 0.05) == events.Change("move", 5)
+    assert events.wait(9001, 5, 0.05) is None
+    assert events.wait(9001, 7, 0.05) is None  # the page read a newer count from the database
+
+
+def test_a_tab_taking_the_seat_replaces_the_waiting_one():
+    events.take_seat("9002:0", "tab-one")
+    assert events.wait(9002, 0, 0.05, "9002:0", "tab-one") is None
+    later(0.05, lambda: events.take_seat("9002:0", "tab-two"))
+    assert events.wait(9002, 0, 5, "9002:0", "tab-one") == events.Change("replaced")
+    assert events.wait(9002, 0, 0.05, "9002:0", "tab-two") is None
+    assert events.holder("9002:0") == "tab-two"
+
+
+def test_a_reset_tells_every_stream_to_check_again():
+    later(0.05, events.reset_streams)
+    assert events.wait(9003, 0, 5) == events.Change("resync")
+
+
+def test_notices_from_postgresql_are_read_and_bad_ones_dropped(caplog):
+    events.receive(events.CHANNEL, '{"9004": 2}')
+    assert events.wait(9004, 1, 0) == events.Change("move", 2)
+    events.receive(events.SEAT_CHANNEL, '{"seat": "9004:1", "tab": "abc"}')
+    assert events.holder("9004:1") == "abc"
+    events.receive(events.CHANNEL, "not json")
+    events.receive(events.CHANNEL, '["a list"]')
+    events.receive(events.SEAT_CHANNEL, '{"seat": "x"}')
+    assert len([r for r in caplog.records if "dropped a malformed" in r.message]) == 3
+
+
+# -- streams from a real server ----------------------------------------------------
+
+
+class EventStream:
+    """One server-sent event stream, read by a thread over its own HTTP connection."""
+
+    def __init__(self, base: str, path: str):
+        parts = urlsplit(base)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.connection.request("GET", path, headers={"Accept": "text/event-stream"})
+        self.socket = self.connection.sock
+        self.response = self.connection.getresponse()
+        self.status = self.response.status
+        self.events: queue.Queue = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        name, data = None, None
+        try:
+            for raw in self.response:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: "):
+                    data = json.loads(line[6:])
+                elif line == "" and name:
+                    self.events.put((name, data))
+                    name, data = None, None
+        except (OSError, ValueError, http.client.HTTPException):  # the test hung up
+            pass
+        finally:
+            self.response.close()
+
+    def next_event(self, timeout: float) -> tuple[str, dict] | None:
+        """The next named event, or None if none comes within ``timeout`` seconds
+        (comments and the retry line are not events)."""
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        """Hang up: the reader sees the end of the stream and stops."""
+        try:
+            self.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.reader.join(5)
+        self.connection.close()
+
+
+def webhook(base: str, sender: str, subject: str) -> dict:
+    request = urllib.request.Request(base + "/inbound/email", data=make_mail(sender, subject),
+                                     headers={"Content-Type": "message/rfc822"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """A server on SQLite, and a service beside it to set boards up (moves that
+    should reach pages go through the server: SQLite serves one process)."""
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    directory = tmp_path_factory.mktemp("live")
+    process, base = start_server(directory)
+    service = Service(load_settings({"instance_path": str(directory / "instance"),
+                                     "maildir": str(directory / "maildir"), "server_address": "pbm@pbm.test"}))
+    yield Site(base, service)
+    service.engine.dispose()
+    stop_server(process)
+
+
+def test_a_move_reaches_an_open_page_within_two_seconds_and_a_late_page_catches_up(live):
+    board = live.board("greatkingdom")
+    stream = EventStream(live.base, f"/games/{board.id}/events?known=0")
+    try:
+        assert stream.status == 200
+        assert stream.response.getheader("Content-Type").startswith("text/event-stream")
+        assert stream.response.getheader("Cache-Control") == "no-store"
+        assert stream.next_event(0.3) is None  # nothing new yet
+        started = time.monotonic()
+        assert webhook(live.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
+        assert stream.next_event(2.0) == ("move", {"move": 1})
+        print(f"\nthe stream had the move {1000 * (time.monotonic() - started):.0f} ms after the mail was sent")
+    finally:
+        stream.close()
+    late = EventStream(live.base, f"/games/{board.id}/events?known=0")  # a page that was away
+    try:
+        assert late.next_event(1.0) == ("move", {"move": 1})
+    finally:
+        late.close()
+
+
+def test_fifty_open_pages_all_see_the_move_and_pages_still_load(live):
+    board = live.board("greatkingdom")
+    streams = [EventStream(live.base, f"/games/{board.id}/events?known=0") for _ in range(50)]
+    try:
+        assert [s.status for s in streams] == [200] * 50
+        started = time.monotonic()
+        with urllib.request.urlopen(board.url, timeout=5) as page:
+            assert page.status == 200
+        page_seconds = time.monotonic() - started
+        assert webhook(live.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
+        sent = time.monotonic()
+        seen = [s.next_event(max(0.01, sent + 2.0 - time.monotonic())) for s in streams]
+        assert seen == [("move", {"move": 1})] * 50
+        print(f"\nwith 50 pages open: a board page took {1000 * page_seconds:.0f} ms; all 50 had the "
+              f"move {1000 * (time.monotonic() - sent):.0f} ms after the webhook answered")
+    finally:
+        for s in streams:
+            s.close()
+
+
+def test_a_second_tab_of_a_seat_replaces_the_first(live):
+    board = live.board("greatkingdom")
+    token = board.tokens[0]
+    first = EventStream(live.base, f"/play/{token}/events?known=0&tab=tab-one-123&claim=1")
+    second = None
+    try:
+        assert first.next_event(0.3) is None
+        second = EventStream(live.base, f"/play/{token}/events?known=0&tab=tab-two-456&claim=1")
+        assert first.next_event(2.0) == ("replaced", {})
+        assert second.next_event(0.3) is None
+        back = EventStream(live.base, f"/play/{token}/events?known=0&tab=tab-one-123")  # it reconnects
+        assert back.next_event(1.0) == ("replaced", {})
+        back.close()
+        other_seat = EventStream(live.base, f"/play/{board.tokens[1]}/events?known=0&tab=tab-three-789&claim=1")
+        assert second.next_event(0.3) is None  # the opponent's seat is another seat
+        other_seat.close()
+    finally:
+        first.close()
+        if second:
+            second.close()
+
+
+# -- the cap and the end of a stream, in process -------------------------------------
+
+
+def test_streams_are_capped_and_end_after_their_time(app, client, players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    app.config.update(PBM_MAX_STREAMS=2, PBM_STREAM_SECONDS=0.3)
+    held = [client.get("/games/101/events?known=0", buffered=False) for _ in range(2)]
+    try:
+        refused = client.get("/games/101/events?known=0")
+        assert refused.status_code == 503 and refused.headers["Retry-After"] == "10"
+    finally:
+        for response in held:
+            response.close()
+    ending = client.get("/games/101/events?known=0", buffered=False)
+    whole = ending.get_data(as_text=True)  # the stream ends by itself
+    ending.close()
+    assert app.extensions["pbm_streams"].open == 0
+    assert whole.startswith("retry: 1000\n\n") and whole.endswith("event: again\ndata: {}\n\n")
+    assert client.get("/games/999/events").status_code == 404
+    assert client.get("/play/notatoken/events").status_code == 404
+
+
+# -- PostgreSQL: LISTEN/NOTIFY between processes ------------------------------------
+
+
+def ingest(database_url: str, directory, raw: bytes) -> None:
+    """One mail handled by ``pbm ingest``: another process than the server."""
+    env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": str(directory / "ingest"),
+           "PBM_SERVER_ADDRESS": "pbm@pbm.test", "PBM_LOG_LEVEL": "WARNING"}
+    done = subprocess.run([sys.executable, "-m", "pbm.cli", "ingest"], input=raw, env=env, capture_output=True)
+    assert done.returncode == 0 and done.stdout.startswith(b"applied"), done
+
+
+def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_path):
+    """On PostgreSQL the move comes from ``pbm ingest`` and reaches the server's
+    stream through NOTIFY and the server's listener; SQLite serves one process, so
+    there the move goes through the server's own webhook."""
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    process, base = start_server(tmp_path, database_url)
+    service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path / "setup"),
+                                     "server_address": "pbm@pbm.test"}))
+    try:
+        site = Site(base, service)
+        board = site.board("greatkingdom")
+        stream = EventStream(base, f"/games/{board.id}/events?known=0")
+        try:
+            assert stream.next_event(0.5) is None
+            started = time.monotonic()
+            move = make_mail(ALICE, f"greatkingdom move {board.id} alice alicepw D4")
+            if database_url.startswith("postgresql"):
+                ingest(database_url, tmp_path, move)
+            else:
+                assert webhook(base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
+            assert stream.next_event(2.0) == ("move", {"move": 1})
+            print(f"\n{database_url.split(':')[0]}: the stream had the move "
+                  f"{1000 * (time.monotonic() - started):.0f} ms after the mail was handed over")
+        finally:
+            stream.close()
+    finally:
+        service.engine.dispose()
+        stop_server(process)
+
+
+def test_postgresql_seat_takeover_reaches_another_server_process(database_url, tmp_path):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("several web processes share a database only on PostgreSQL")
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    one, base_one = start_server(tmp_path / "one", database_url)
+    two, base_two = start_server(tmp_path / "two", database_url)
+    service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path / "setup"),
+                                     "server_address": "pbm@pbm.test"}))
+    try:
+        board = Site(base_one, service).board("greatkingdom")
+        first = EventStream(base_one, f"/play/{board.tokens[0]}/events?known=0&tab=tab-on-one&claim=1")
+        assert first.next_event(0.5) is None
+        second = EventStream(base_two, f"/play/{board.tokens[0]}/events?known=0&tab=tab-on-two&claim=1")
+        assert first.next_event(2.0) == ("replaced", {})
+        first.close()
+        second.close()
+    finally:
+        service.engine.dispose()
+        stop_server(one)
+        stop_server(two)
+
+
+def test_the_listener_thread_hears_a_commit_of_another_process(database_url, tmp_path):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path),
+                                     "server_address": "pbm@pbm.test"}))
+    events.clear()  # boards of earlier tests' databases had the same numbers
+    listener = events.start_listener(database_url)
+    try:
+        assert listener.listening.wait(10)
+        board = Site("http://unused", service).board("greatkingdom")
+        ingest(database_url, tmp_path, make_mail(ALICE, f"greatkingdom move {board.id} alice alicepw D4"))
+        assert events.wait_for_change(board.id, 0, 2.0) == 1
+    finally:
+        events.stop_listener()
+        service.engine.dispose()
