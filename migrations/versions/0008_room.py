@@ -16,6 +16,8 @@ down_revision: Union[str, None] = "0007"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
+FOREIGN_KEY = "fk_board_room_id_room"
+
 
 def upgrade() -> None:
     op.create_table(
@@ -29,10 +31,14 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("invite"),
     )
-    with op.batch_alter_table("board", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("room_id", sa.Integer(), nullable=True))
-        batch_op.create_index(batch_op.f("ix_board_room_id"), ["room_id"], unique=False)
-        batch_op.create_foreign_key("fk_board_room_id_room", "room", ["room_id"], ["id"])
+    if op.get_bind().dialect.name == "sqlite":
+        # In place: a batch rebuild of the board table would drop its AUTOINCREMENT
+        # (boards are numbered from 101 by the sequence).
+        op.execute(f"ALTER TABLE board ADD COLUMN room_id INTEGER CONSTRAINT {FOREIGN_KEY} REFERENCES room (id)")
+    else:
+        op.add_column("board", sa.Column("room_id", sa.Integer(), nullable=True))
+        op.create_foreign_key(FOREIGN_KEY, "board", "room", ["room_id"], ["id"])
+    op.create_index(op.f("ix_board_room_id"), "board", ["room_id"], unique=False)
     with op.batch_alter_table("player", schema=None) as batch_op:
         batch_op.add_column(sa.Column("display_name", sa.String(length=40), nullable=True))
 
@@ -40,8 +46,17 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("player", schema=None) as batch_op:
         batch_op.drop_column("display_name")
-    with op.batch_alter_table("board", schema=None) as batch_op:
-        batch_op.drop_constraint("fk_board_room_id_room", type_="foreignkey")
-        batch_op.drop_index(batch_op.f("ix_board_room_id"))
-        batch_op.drop_column("room_id")
+    op.drop_index(op.f("ix_board_room_id"), table_name="board")
+    bind = op.get_bind()
+    if bind.dialect.name == "sqlite":
+        # SQLite drops a referencing column only by rebuilding the table: keep its
+        # AUTOINCREMENT and where its numbering had got to.
+        seq = bind.exec_driver_sql("SELECT seq FROM sqlite_sequence WHERE name = 'board'").scalar()
+        with op.batch_alter_table("board", recreate="always", table_kwargs={"sqlite_autoincrement": True}) as batch_op:
+            batch_op.drop_column("room_id")
+        bind.exec_driver_sql("DELETE FROM sqlite_sequence WHERE name = 'board'")
+        bind.exec_driver_sql("INSERT INTO sqlite_sequence (name, seq) VALUES ('board', ?)", (seq or 100,))
+    else:
+        op.drop_constraint(FOREIGN_KEY, "board", type_="foreignkey")
+        op.drop_column("board", "room_id")
     op.drop_table("room")
