@@ -173,7 +173,9 @@ def test_a_friend_joins_rejoins_and_a_third_browser_finds_the_room_full(app, cli
     third = app.test_client().get(invite)
     assert third.status_code == 409 and "The room is full" in page(third) and "data-room-full" in page(third)
     assert client.get(invite).headers["Location"] == f"/play/{board.token0}"  # the host's cookie too
-    assert "Your friend has joined." in page(client.get(play))
+    host_page = page(client.get(play))
+    assert "Your friend has joined." in host_page
+    assert re.search(r"Go board \d+</a>\s+against Guest:", host_page)  # "Your boards" names the seat too
     assert "data-invite" not in guest.get(f"/play/{board.token1}").get_data(as_text=True)
     played(client, play, "D4")
     with pytest.raises(AssertionError):  # the host's page does not act for White
