@@ -12,7 +12,7 @@ import secrets
 import textwrap
 from datetime import datetime
 from email.message import EmailMessage
-from email.utils import format_datetime, formataddr, make_msgid
+from email.utils import format_datetime, formataddr
 
 from ..config import Settings
 
@@ -57,9 +57,9 @@ def compose(settings: Settings, *, to: str, subject: str, body: str, now: dateti
     message["To"] = to
     message["Subject"] = subject
     message["Date"] = format_datetime(now)
-    # make_msgid's own randomness comes from the global ``random``, which a test tool
-    # (or any library) may seed; the id must stay unique regardless.
-    message["Message-ID"] = make_msgid(idstring=f"pbm.{secrets.token_hex(8)}", domain=settings.server_domain)
+    # Not make_msgid: its randomness comes from the global ``random``, which a test tool
+    # (or any library) may seed, and the id must stay unique regardless.
+    message["Message-ID"] = f"<pbm.{secrets.token_hex(12)}@{settings.server_domain}>"
     message["Auto-Submitted"] = auto
     if reply_to:
         message["Reply-To"] = reply_to
