@@ -91,7 +91,16 @@ def focus_board(driver):
 
 
 def status(driver) -> str:
-    return by_css(driver, "[data-status]").text
+    """The status line; read again when a live update replaced it while it was read."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    def read(d):
+        try:
+            return by_css(d, "[data-status]").text or None
+        except StaleElementReferenceException:
+            return None
+
+    return waiter(driver).until(read)
 
 
 def explanation(driver) -> str:
