@@ -34,6 +34,7 @@ USERID = "computer"
 _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pbm-computer")
 _pending: dict[int, Future] = {}  # board id -> its thinking job
 _pending_lock = threading.Lock()
+_again: set[int] = set()  # boards changed while their job was running
 _computer_ids: dict[str, int] = {}  # database URL -> the computer's player id
 _looked_up: dict[str, float] = {}  # database URL -> when it was last looked for in vain
 LOOK_AGAIN = 30.0  # seconds between lookups while there is no computer player
@@ -145,6 +146,7 @@ def schedule(engine: Engine, unit: Unit) -> None:
             continue
         with _pending_lock:
             if board_id in _pending and not _pending[board_id].done():
+                _again.add(board_id)  # the running job looks once more before it ends
                 continue
             _pending[board_id] = _pool.submit(_safely, engine, unit.settings, board_id)
 
@@ -158,8 +160,12 @@ def _safely(engine: Engine, settings: Settings, board_id: int) -> None:
     still running, so it does not start another."""
     try:
         for _ in range(MAX_MOVES_IN_A_ROW):
-            if not think_and_move(engine, settings, board_id):
-                break
+            if think_and_move(engine, settings, board_id):
+                continue
+            with _pending_lock:  # a commit while this job ran asked for one more look
+                if board_id not in _again:
+                    break
+                _again.discard(board_id)
     except Exception:  # the scheduler's sweep tries again
         log.exception("the computer failed on board %s", board_id)
 
