@@ -109,10 +109,11 @@ class BoardView:
         return self.at_move == self.board.move_count
 
     def name(self, seat: int) -> str:
-        return self.players[seat].userid
+        """How the seat is named: its userid, or a browser seat's chosen name."""
+        return self.players[seat].display_name or self.players[seat].userid
 
     def side(self, seat: int) -> str:
-        return f"{self.players[seat].userid} ({self.game.sides[seat]})"
+        return f"{self.name(seat)} ({self.game.sides[seat]})"
 
     def to_move(self) -> int | None:
         if self.outcome is not None:
@@ -170,7 +171,8 @@ class BoardView:
             "board": b.id,
             "game": b.game,
             "options": b.options,
-            "players": [{"userid": self.name(s), "side": self.game.sides[s]} for s in (0, 1)],
+            "players": [{"userid": self.players[s].userid, "name": self.name(s), "side": self.game.sides[s]}
+                        for s in (0, 1)],
             "status": b.status if self.is_latest else "history",
             "move": self.at_move,
             "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,

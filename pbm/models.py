@@ -41,6 +41,27 @@ class Player(SQLModel, table=True):
     # (the server's own player, and browser seats without an address)
     password_hash: Optional[str] = Field(default=None, max_length=255)
     invited: bool = False  # created by a challenge; no password until signup
+    display_name: Optional[str] = Field(default=None, max_length=40)  # how pages name a browser seat
+    # (Host, Guest, or what was chosen on /new); None: the userid
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Room(SQLModel, table=True):
+    """A game started in the browser (``/new``), without accounts; its boards (one
+    per round) point to it.
+
+    ``mode``: ``same-device`` (both seats on one screen: either seat's link acts for
+    the side to act), ``friend`` (the second seat goes to the first browser that opens
+    ``/join/<invite>``) or ``computer``. A browser that holds a seat of a friend room
+    keeps a key in a cookie; only its SHA-256 is stored here."""
+
+    __tablename__ = "room"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    mode: str = Field(max_length=12)
+    invite: Optional[str] = Field(default=None, max_length=40, unique=True)  # friend rooms
+    host_key: Optional[str] = Field(default=None, max_length=64)
+    guest_key: Optional[str] = Field(default=None, max_length=64)  # None until someone joined
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
@@ -75,6 +96,7 @@ class Board(SQLModel, table=True):
     nagged_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
     newround_votes: int = 0  # bit per seat: asked for a new round after the game
     next_board_id: Optional[int] = None  # the new round's board
+    room_id: Optional[int] = Field(default=None, foreign_key="room.id", index=True)  # started in the browser
     version: Optional[int] = Field(default=None, sa_column=_board_version)
 
     # A stale write (someone else changed the board first) raises StaleDataError.

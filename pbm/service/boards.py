@@ -77,12 +77,16 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
 
 
 def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board | None, int]:
-    """The board and seat of a private token, or (None, 0); locked unless ``lock`` is False."""
+    """The board and seat of a private token, or (None, 0); locked unless ``lock`` is False.
+    On a board played on one device, either token is the seat to act (``rooms.acting_seat``)."""
+    from .rooms import acting_seat  # rooms builds on this module
+
     query = select(Board).where(or_(Board.token0 == token, Board.token1 == token))
     board = session.exec(query.with_for_update() if lock else query).first()
     if board is None:
         return None, 0
-    return board, 0 if board.token0 == token else 1
+    seat = 0 if board.token0 == token else 1
+    return board, acting_seat(session, board, seat)
 
 
 def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
@@ -206,6 +210,7 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
                          asker=players[seat].userid)
         return
     new = new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
+    new.room_id = board.room_id  # a browser game's rounds stay in its room
     board.next_board_id = new.id
     unit.board_changed(board)  # open pages of the old board learn of the new round
     letters.board_mails(unit, new, players, occasion="newround", previous=board.id)

@@ -73,7 +73,8 @@ def my_boards(session, board: Board, seat: int) -> list[dict]:
     finished = session.exec(query.where(Board.status != "active").order_by(Board.last_move_at.desc())
                             .limit(FINISHED_SHOWN)).all()
     others = {b.player_id(1 - b.seat_of(me)) for b in [*active, *finished]}
-    names = {p.id: p.userid for p in session.exec(select(Player).where(Player.id.in_(others)))} if others else {}
+    names = {p.id: p.display_name or p.userid
+             for p in session.exec(select(Player).where(Player.id.in_(others)))} if others else {}
     far = datetime.max.replace(tzinfo=timezone.utc)
     rows = []
     for b in sorted(active, key=lambda b: (b.to_move not in (None, b.seat_of(me)), b.expire_due_at or far)):

@@ -1,0 +1,136 @@
+"""Games started in the browser, no account needed (seed 003): ``/new`` (the game,
+its options and the way to play), ``/join/<invite>`` (a friend's invitation), and
+the room panel on a room's play page (``room_panel``, used by ``_room.html``).
+
+A browser that holds a seat of a friend room keeps its key in the cookie
+``pbm_seat``, scoped to that room's invitation path; opening the invitation
+again with it gives the seat back. ``/join`` answers 409 with the "room is
+full" page to any other browser, 410 when the room closed before anyone joined,
+404 for an unknown invitation. Link previewers (chat apps fetching a shared
+link to show a card) and ``HEAD`` requests see the invitation without taking
+the seat. Same-device, computer and friend games are remembered by the browser
+itself (``static/rooms.js``, localStorage), and ``/new`` lists them to resume.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
+
+from ..db import reading
+from ..games import REGISTRY, get_game
+from ..service import rooms
+from ..service.errors import PlayerError
+from .pages import service
+from .play import _same_origin as same_origin
+
+bp = Blueprint("rooms", __name__)
+
+COOKIE = "pbm_seat"
+COOKIE_DAYS = 180  # a browser keeps its seat's key this long
+FIELDS = ("game", "mode", "side", "name", "guest_name", "email")  # every other field is a game option
+OPTION_FIELD = re.compile(r"[a-z_]{1,20}")
+# User agents that fetch a shared link to show a preview card: they must not take the seat.
+PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
+                        r"telegram|skype|embedly|linkedin|mastodon|vkshare", re.IGNORECASE)
+
+
+def _games() -> list:
+    """The games, Go first (the seed's game), then as registered."""
+    return sorted(REGISTRY.values(), key=lambda g: g.name != "go")
+
+
+def _form_page(game_name: str, typed: dict, error: str | None = None, status: int = 200):
+    game = get_game(game_name)
+    settings = service().settings
+    options = [{"spec": spec, "value": typed.get(spec.name, "" if spec.default is None else str(spec.default)),
+                "label": spec.help[0].upper() + spec.help[1:]} for spec in rooms.options_offered(game.name)]
+    return render_template("new.html", games=_games(), game=game, options=options, typed=typed, error=error,
+                           refusal=rooms.computer_refusal(game.name, settings), fixed=rooms.FIXED_OPTIONS.get(
+                               game.name, {}), expire_days=int(rooms.EXPIRE_DAYS)), status
+
+
+@bp.get("/new")
+def new_form():
+    name = request.args.get("game", "go").strip().lower()
+    if name not in REGISTRY:
+        titles = ", ".join(g.title for g in _games())
+        abort(404, f"There is no game called {name[:40]!r} here; choose one of {titles}.")
+    return _form_page(name, {})
+
+
+@bp.post("/new")
+def new_game():
+    if not same_origin():
+        abort(403, "This form was not sent from this site's new game page; open /new and try again.")
+    form = request.form
+    typed = {key: value[:200] for key, value in form.items()}
+    name = form.get("game", "").strip().lower()
+    options = {key: value for key, value in form.items() if key not in FIELDS}
+    shown = name if name in REGISTRY else "go"
+    if any(not OPTION_FIELD.fullmatch(key) for key in options):
+        return _form_page(shown, typed, "The form holds a field that is none of the game's options; "
+                                        "start again from this page.", 400)
+    try:
+        started = rooms.start(service().engine, service().settings, game=name, mode=form.get("mode", ""),
+                              options=options, side=form.get("side"), name=form.get("name"),
+                              guest_name=form.get("guest_name"), address=form.get("email"))
+    except PlayerError as error:
+        return _form_page(shown, typed, str(error), 400)
+    response = redirect(url_for("play.play", token=started.token), code=303)
+    if started.host_key:
+        _keep(response, started.invite, started.host_key)
+    return response
+
+
+def _keep(response, invite: str, key: str) -> None:
+    """This browser keeps its seat's key for the room's invitation path only."""
+    response.set_cookie(COOKIE, key, max_age=COOKIE_DAYS * 24 * 3600, path=url_for("rooms.join", invite=invite),
+                        secure=request.is_secure, httponly=True, samesite="Lax")
+
+
+@bp.get("/join/<invite>")
+def join(invite: str):
+    previewer = request.method == "HEAD" or bool(PREVIEWERS.search(request.headers.get("User-Agent", "")))
+    joined = rooms.join(service().engine, service().settings, invite, request.cookies.get(COOKIE),
+                        claim=not previewer)
+    if joined.outcome == "unknown":
+        abort(404, "This invitation is not valid; ask your friend for the link again.")
+    if joined.outcome == "seat":
+        response = redirect(url_for("play.play", token=joined.token), code=303)
+        if joined.key:
+            _keep(response, invite, joined.key)
+    elif joined.outcome == "full":
+        response = make_response(render_template("room_full.html", title=joined.title), 409)
+    else:  # "open" (shown to a previewer) or "closed"
+        closed = joined.outcome == "closed"
+        response = make_response(render_template("join.html", title=joined.title, closed=closed,
+                                                 expire_days=int(rooms.EXPIRE_DAYS)), 410 if closed else 200)
+    response.headers["Cache-Control"] = "private, no-store"
+    response.headers["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@bp.app_template_global()
+def room_panel(board, seat: int | None) -> dict | None:
+    """What a room's play page shows about its room (None for a board started by
+    mail): its mode, for the host of a friend room the invitation link and whether
+    someone joined, and what the browser remembers of it."""
+    if board.room_id is None or seat is None:
+        return None
+    with reading(service().engine) as session:
+        room = rooms.room_of(session, board)
+    if room is None:
+        return None
+    game = get_game(board.game)
+    chosen = ", ".join(f"{spec.name.replace('_', ' ')} {board.options.get(spec.name, '')}"
+                       for spec in rooms.options_offered(board.game) if spec.name in board.options)
+    return {
+        "room": room,
+        "invite_url": rooms.invite_url(service().settings, room.invite) if room.mode == rooms.FRIEND and seat == 0
+        else None,
+        "joined": room.guest_key is not None,
+        "title": f"{game.title} ({chosen})" if chosen else game.title,
+        "expire_days": int(rooms.EXPIRE_DAYS),
+    }

@@ -1,0 +1,98 @@
+/* Games started at /new: this browser remembers them (localStorage, one list per
+   way to play, kept apart as seed 003 says) and /new lists them to resume; the
+   host's Copy button copies the invitation link; /new shows only the fields of the
+   way to play chosen. Every page works without this script. */
+(function () {
+  "use strict";
+  var LISTS = { "same-device": "On this device", computer: "Against the computer", friend: "With a friend" };
+  var KEEP = 20;  // games remembered per list, the latest first
+
+  function load(mode) {
+    try { return JSON.parse(window.localStorage.getItem("pbm.rooms." + mode) || "[]"); } catch (e) { return []; }
+  }
+  function store(mode, list) {
+    try { window.localStorage.setItem("pbm.rooms." + mode, JSON.stringify(list.slice(0, KEEP))); }
+    catch (e) { /* no storage here (private mode): nothing is remembered */ }
+  }
+  function element(tag, text, attributes) {
+    var node = document.createElement(tag);
+    if (text) { node.textContent = text; }
+    Object.keys(attributes || {}).forEach(function (name) { node.setAttribute(name, attributes[name]); });
+    return node;
+  }
+
+  /* ---- a room's play page: remember it -------------------------------------- */
+  function remember(panel) {
+    var mode = panel.getAttribute("data-room-mode");
+    if (!LISTS[mode]) { return; }
+    var status = document.querySelector("[data-status]");
+    var entry = { room: panel.getAttribute("data-room"), title: panel.getAttribute("data-room-title"),
+                  board: panel.getAttribute("data-room-board"), players: panel.getAttribute("data-room-players"),
+                  href: panel.getAttribute("data-room-href"), status: status ? status.textContent : "" };
+    store(mode, [entry].concat(load(mode).filter(function (e) { return e.room !== entry.room; })));
+  }
+
+  function copier(button) {
+    var link = document.querySelector("[data-invite]"), told = document.querySelector("[data-copied]");
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      function done() { told.textContent = "Copied."; }
+      function byHand() {
+        window.getSelection().selectAllChildren(link);
+        told.textContent = document.execCommand("copy") ? "Copied." : "Press Ctrl+C (or Cmd+C) to copy the selected link.";
+      }
+      if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(link.href).then(done, byHand); }
+      else { byHand(); }
+    });
+  }
+
+  /* ---- /new: the remembered games, and the fields of the chosen way ----------- */
+  function listSaved(section) {
+    var lists = section.querySelector("[data-saved-lists]");
+    lists.textContent = "";
+    Object.keys(LISTS).forEach(function (mode) {
+      var entries = load(mode);
+      if (!entries.length) { return; }
+      lists.appendChild(element("h3", LISTS[mode]));
+      var ul = element("ul", "", { "data-saved": mode });
+      entries.forEach(function (e) {
+        var li = element("li");
+        li.appendChild(element("a", e.title + ", board " + e.board, { href: e.href, "data-saved-game": e.room }));
+        li.appendChild(document.createTextNode(" " + e.players + (e.status ? ": " + e.status : "") + " "));
+        var forget = element("button", "Forget", { type: "button", "aria-label": "Forget board " + e.board });
+        forget.addEventListener("click", function () {
+          store(mode, load(mode).filter(function (other) { return other.room !== e.room; }));
+          listSaved(section);
+        });
+        li.appendChild(forget);
+        ul.appendChild(li);
+      });
+      lists.appendChild(ul);
+    });
+    section.hidden = !lists.childNodes.length;
+  }
+
+  function followMode(form) {
+    function show() {
+      var checked = form.querySelector('input[name="mode"]:checked');
+      var mode = checked ? checked.value : "";
+      Array.prototype.forEach.call(form.querySelectorAll("[data-for-mode]"), function (part) {
+        part.hidden = part.getAttribute("data-for-mode").split(" ").indexOf(mode) < 0;
+      });
+    }
+    form.addEventListener("change", function (event) { if (event.target.name === "mode") { show(); } });
+    show();
+  }
+
+  var panel = document.querySelector("[data-room]");
+  if (panel) {
+    remember(panel);
+    window.addEventListener("pagehide", function () { remember(panel); });  // the status it ends with
+  }
+  var button = document.querySelector("[data-copy-invite]");
+  if (button) { copier(button); }
+  var saved = document.querySelector("[data-saved-games]");
+  if (saved) { listSaved(saved); }
+  var form = document.querySelector("[data-new-game]");
+  if (form) { followMode(form); }
+}());

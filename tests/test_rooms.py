@@ -1,0 +1,351 @@
+"""Games started in the browser (seed 003), through the test client: /new and its
+form, a same-device board acting for the side to act, a friend's invitation (join,
+rejoin, a full room, a closed one, link previewers), games against the computer,
+the invitation mail and its limit, expiry, and bad input answered with a sentence."""
+
+import re
+from datetime import timedelta
+from html import unescape
+
+import pytest
+from sqlmodel import select
+
+from pbm import create_app
+from pbm.db import reading
+from pbm.models import Board, MoveRecord, OutboxMail, Player, Room, utcnow
+from pbm.service import computer
+
+from .conftest import body
+
+HOST = "host@players.test"
+
+
+def page(response) -> str:
+    return unescape(response.get_data(as_text=True))
+
+
+def error_of(response) -> str:
+    return page(response).split("data-error>", 1)[1].split("</p>", 1)[0]
+
+
+def start(client, **fields):
+    fields = {"game": "go", "mode": "same-device", **fields}
+    response = client.post("/new", data=fields)
+    assert response.status_code == 303, error_of(response)
+    play = response.headers["Location"]
+    assert re.fullmatch(r"/play/[a-z0-9]{20}", play)
+    return play
+
+
+def board_of(server, play: str) -> Board:
+    token = play.rsplit("/", 1)[1]
+    with reading(server.engine) as session:
+        return session.exec(select(Board).where((Board.token0 == token) | (Board.token1 == token))).one()
+
+
+def players_of(server, board: Board) -> tuple[Player, Player]:
+    with reading(server.engine) as session:
+        return session.get(Player, board.seat0_id), session.get(Player, board.seat1_id)
+
+
+def move(client, play: str, text: str):
+    """Send ``text`` from the play page's own form, as a browser would."""
+    shown = client.get(play).get_data(as_text=True)
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', shown).group(1)
+    number = re.search(r'name="number" value="(\d+)"', shown).group(1)
+    return client.post(play, data={"csrf": csrf, "move": text, "number": number})
+
+
+def played(client, play: str, text: str) -> None:
+    response = move(client, play, text)
+    assert response.status_code == 303, page(response)
+
+
+def seats_logged(server, board_id: int) -> list[tuple[int, str]]:
+    with reading(server.engine) as session:
+        return [(r.seat, r.text) for r in session.exec(select(MoveRecord).where(
+            MoveRecord.board_id == board_id).order_by(MoveRecord.number)).all()]
+
+
+def invite_of(client, play: str) -> str:
+    found = re.findall(r'<a data-invite href="http://pbm\.test(/join/[a-z0-9]{20})">', client.get(play).get_data(
+        as_text=True))
+    assert len(found) == 1
+    return found[0]
+
+
+# -- the form -----------------------------------------------------------------------
+
+
+def test_the_new_game_page_offers_go_first_its_sizes_and_three_ways(client):
+    shown = page(client.get("/new"))
+    games = re.findall(r'data-game-choice="(\w+)"', shown)
+    assert games[0] == "go" and sorted(games) == ["dragons", "go", "greatkingdom", "twodragons", "twotigers"]
+    sizes = re.search(r'<select id="option-size" name="size">(.*?)</select>', shown, re.S).group(1)
+    assert re.findall(r'<option value="(\d+)"', sizes) == ["9", "13", "19"]
+    assert re.search(r'<option value="9" selected>9x9</option>', sizes)
+    assert 'name="komi"' not in shown and "Komi: 7.5" in shown and "no handicap" in shown
+    assert re.findall(r'name="mode" value="([\w-]+)"', shown) == ["same-device", "friend", "computer"]
+    assert re.search(r'name="mode" value="same-device" checked', shown)
+    assert '<form method="post" action="/new"' in shown and '<button type="submit" data-start>' in shown
+    other = page(client.get("/new?game=greatkingdom"))
+    assert 'name="size"' in other and 'type="number"' in other and 'value="9"' in other and 'name="margin"' in other
+    assert page(client.get("/new?game=twotigers")).count('name="mode"') == 3
+
+
+def test_without_gnu_go_the_page_says_why_go_has_no_computer(overrides, tmp_path):
+    app = create_app({**overrides, "gnugo_path": str(tmp_path / "no-gnugo")})
+    client = app.test_client()
+    go = page(client.get("/new"))
+    assert 'value="computer"' not in go and "data-no-computer" in go
+    assert "GNU Go is not installed on this server" in go
+    assert 'value="computer"' in page(client.get("/new?game=greatkingdom"))
+    refused = client.post("/new", data={"game": "go", "mode": "computer", "size": "9", "side": "0"})
+    assert refused.status_code == 400 and "GNU Go is not installed on this server" in error_of(refused)
+    app.extensions["pbm"].engine.dispose()
+
+
+# -- same device ----------------------------------------------------------------------
+
+
+def test_same_device_acts_for_the_side_to_act_through_go_scoring_and_a_new_round(client, server):
+    play = start(client, size="9", name="Ada", guest_name="Bo")
+    board = board_of(server, play)
+    ada, bo = players_of(server, board)
+    assert (ada.display_name, bo.display_name) == ("Ada", "Bo")
+    for seat in (ada, bo):  # anonymous seats: no address, no password, a userid nobody chose
+        assert seat.email is None and seat.password_hash is None and re.fullmatch(r"guest-[a-z0-9]{10}", seat.userid)
+    with reading(server.engine) as session:
+        room = session.get(Room, board.room_id)
+    assert room.mode == "same-device" and room.invite is None
+    assert board.options == {"size": 9, "komi": 7.5} and board.expire_days == 7
+    assert "It is Ada's turn (Black)." in page(client.get(play))
+    played(client, play, "D5")
+    assert "It is Bo's turn (White)." in page(client.get(play))
+    other = f"/play/{board.token1}"  # either link acts for the side to act
+    played(client, other, "E5")
+    for text in ("pass", "pass", "mark E5", "done", "done"):
+        played(client, play, text)
+    assert seats_logged(server, board.id) == [(0, "D5"), (1, "E5"), (0, "pass"), (1, "pass"),
+                                             (0, "mark E5"), (1, "done"), (0, "done")]
+    finished = board_of(server, play)
+    assert finished.status == "finished" and "Game won by Ada (Black)" in page(client.get(play))
+    played(client, play, "newround")  # the page asks for Black, then for White
+    played(client, play, "newround")
+    again = board_of(server, play)
+    assert again.next_board_id is not None
+    with reading(server.engine) as session:
+        fresh = session.get(Board, again.next_board_id)
+    assert fresh.room_id == board.room_id and (fresh.seat0_id, fresh.seat1_id) == (ada.id, bo.id)
+    assert fresh.options == board.options and fresh.status == "active"
+    played(client, f"/play/{fresh.token1}", "C3")  # White's link, Black to move: Black plays
+    assert seats_logged(server, fresh.id) == [(0, "C3")]
+    assert server.rebuild() == []
+
+
+def test_a_same_device_page_is_remembered_by_the_browser_script(client, server):
+    play = start(client, game="greatkingdom", size="5", mode="same-device")
+    shown = client.get(play).get_data(as_text=True)
+    panel = re.search(r'<section class="room"[^>]*>', shown, re.S).group(0)
+    assert 'data-room-mode="same-device"' in panel and f'data-room-href="{play}"' in panel
+    assert 'data-room-title="Great Kingdom (size 5, margin 3)"' in panel
+    assert re.search(r'<script src="/static/rooms\.js\?v=[0-9a-f]{12}" defer></script>', shown)
+    assert '<section class="saved-games" data-saved-games hidden' in client.get("/new").get_data(as_text=True)
+    script = client.get("/static/rooms.js").get_data(as_text=True)
+    assert 'localStorage.setItem("pbm.rooms." + mode' in script
+
+
+# -- with a friend --------------------------------------------------------------------
+
+
+def test_a_friend_joins_rejoins_and_a_third_browser_finds_the_room_full(app, client, server):
+    play = start(client, mode="friend", size="13", name="Ada")
+    board = board_of(server, play)
+    invite = invite_of(client, play)
+    assert "Nobody has opened the invitation yet." in page(client.get(play))
+    guest = app.test_client()
+    joined = guest.get(invite)
+    assert joined.status_code == 303 and joined.headers["Location"] == f"/play/{board.token1}"
+    cookie = joined.headers["Set-Cookie"]
+    assert cookie.startswith("pbm_seat=") and f"Path={invite}" in cookie and "HttpOnly" in cookie
+    assert "SameSite=Lax" in cookie
+    assert guest.get(invite).headers["Location"] == f"/play/{board.token1}"  # the same browser: its seat
+    third = app.test_client().get(invite)
+    assert third.status_code == 409 and "The room is full" in page(third) and "data-room-full" in page(third)
+    assert client.get(invite).headers["Location"] == f"/play/{board.token0}"  # the host's cookie too
+    host_page = page(client.get(play))
+    assert "Your friend has joined." in host_page
+    assert re.search(r"Go board \d+</a>\s+against Guest:", host_page)  # "Your boards" names the seat too
+    assert "data-invite" not in guest.get(f"/play/{board.token1}").get_data(as_text=True)
+    played(client, play, "D4")
+    with pytest.raises(AssertionError):  # the host's page does not act for White
+        played(client, play, "E5")
+    played(guest, f"/play/{board.token1}", "E5")
+    played(client, play, "resign")
+    played(guest, f"/play/{board.token1}", "newround")
+    assert board_of(server, play).next_board_id is None  # both must agree
+    played(client, play, "newround")
+    with reading(server.engine) as session:
+        fresh = session.get(Board, board_of(server, play).next_board_id)
+    assert fresh.room_id == board.room_id and fresh.options["size"] == 13
+    assert guest.get(invite).headers["Location"] == f"/play/{fresh.token1}"  # back in the latest round
+    assert client.get(invite).headers["Location"] == f"/play/{fresh.token0}"
+    assert app.test_client().get(invite).status_code == 409
+
+
+def test_link_previews_and_head_requests_do_not_take_the_seat(app, client, server):
+    invite = invite_of(client, start(client, mode="friend"))
+    preview = app.test_client().get(invite, headers={"User-Agent": "Slackbot-LinkExpanding 1.0"})
+    assert preview.status_code == 200 and "take the second seat" in page(preview)
+    assert preview.headers["X-Robots-Tag"] == "noindex" and preview.headers["Cache-Control"] == "private, no-store"
+    assert app.test_client().head(invite).status_code == 200
+    assert app.test_client().get(invite).status_code == 303  # the first real browser takes it
+
+
+def test_the_invitation_is_mailed_to_the_host_at_most_three_times_an_hour(client, server, outbox):
+    play = start(client, mode="friend", email="Host@Players.test")
+    board = board_of(server, play)
+    invite = invite_of(client, play)
+    mail = outbox.to(HOST)[-1]
+    assert mail["Subject"] == f"Go Board {board.id}: your invitation link"
+    assert mail["Auto-Submitted"] == "auto-generated"
+    text = body(mail)
+    assert f"http://pbm.test{invite}" in text and f"http://pbm.test/play/{board.token0}" in text
+    start(client, mode="friend", email=HOST)
+    start(client, mode="friend", email=HOST)
+    refused = client.post("/new", data={"game": "go", "mode": "friend", "email": HOST})
+    assert refused.status_code == 400
+    assert error_of(refused) == (f"{HOST} was sent 3 invitations in the last hour, the most it gets; leave the "
+                                 "address empty and copy the link instead.")
+    assert len(outbox.to(HOST)) == 3
+    start(client, mode="friend")  # without an address it still starts
+    start(client, mode="same-device", email=HOST)  # the address only serves a friend room
+    assert len(outbox.to(HOST)) == 3
+
+
+def test_a_room_nobody_joined_closes_at_expiry_and_its_seats_get_no_mail(app, client, server, outbox):
+    play = start(client, mode="friend")
+    invite = invite_of(client, play)
+    played(client, play, "E5")
+    later = utcnow() + timedelta(days=5)
+    assert server.send_reminders(now=later) == 1  # reminded, but nobody has an address
+    assert server.expire_boards(now=later) == 0
+    assert server.expire_boards(now=utcnow() + timedelta(days=7, minutes=1)) == 1
+    board = board_of(server, play)
+    assert board.status == "finished" and board.outcome["kind"] == "cancellation"
+    closed = app.test_client().get(invite)
+    assert closed.status_code == 410 and "This room has closed" in page(closed)
+    assert outbox.all() == []
+
+
+def test_unknown_and_malformed_invitations_are_404(client):
+    for path in ("/join/aaaaaaaaaaaaaaaaaaaa", "/join/short", "/join/" + "x" * 300, "/join/ABCDEFGHIJKLMNOPQRST"):
+        response = client.get(path)
+        assert response.status_code == 404 and "This invitation is not valid" in page(response)
+
+
+# -- against the computer -----------------------------------------------------------------
+
+
+@pytest.fixture
+def quick(overrides):
+    """An application whose computer thinks briefly."""
+    app = create_app({**overrides, "computer_seconds": 0.05})
+    yield app
+    assert computer.wait_idle(60)
+    app.extensions["pbm"].engine.dispose()
+
+
+@pytest.mark.parametrize("side", ["0", "1"])
+def test_against_the_computer_the_person_takes_the_side_chosen(quick, side):
+    client, server = quick.test_client(), quick.extensions["pbm"]
+    play = start(client, game="greatkingdom", size="5", mode="computer", side=side, name="Ada")
+    board = board_of(server, play)
+    ada, other = players_of(server, board)
+    if side == "1":
+        ada, other = other, ada
+    assert ada.display_name == "Ada" and other.userid == "computer"
+    assert computer.wait_idle(60)
+    if side == "1":  # the computer moved first, by itself
+        assert [seat for seat, _ in seats_logged(server, board.id)] == [0]
+    shown = page(client.get(play))
+    assert "It is Ada's turn (" in shown and "You play against the computer" in shown
+    with reading(server.engine) as session:
+        fresh = session.get(Board, board.id)
+    from pbm.games import get_game
+    game = get_game("greatkingdom")
+    state = game.from_json(fresh.state)
+    played(client, play, game.format_move(game.legal_moves(state)[0]))
+    assert computer.wait_idle(60)
+    assert [seat for seat, _ in seats_logged(server, board.id)][-2:] == ([0, 1] if side == "0" else [1, 0])
+
+
+def test_go_against_gnu_go_answers_on_the_page(quick):
+    from pbm.players import available
+    server = quick.extensions["pbm"]
+    if not available(server.settings.gnugo_path):
+        pytest.skip("GNU Go is not installed (Debian package gnugo)")
+    client = quick.test_client()
+    play = start(client, mode="computer", side="0", size="9")
+    played(client, play, "E5")
+    assert computer.wait_idle(60)
+    moves = seats_logged(server, board_of(server, play).id)
+    assert moves[0] == (0, "E5") and moves[1][0] == 1
+    assert f"computer: {moves[1][1]}" in page(client.get(play))
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fields, sentence", [
+    ({"game": "chess"}, "There is no game called 'chess' here; choose one of "),
+    ({"game": ""}, "There is no game called '' here"),
+    ({"size": "12"}, "The size must be 9, 13 or 19, not '12'."),
+    ({"size": "nine"}, "The size must be 9, 13 or 19, not 'nine'."),
+    ({"size": "9" * 5000}, "The size must be 9, 13 or 19"),
+    ({"komi": "0.5"}, "In games started here Go is played with komi 7.5; it cannot be chosen."),
+    ({"handicap": "2"}, "Go has no option -handicap"),
+    ({"<b>": "1"}, "The form holds a field that is none of the game's options"),
+    ({"mode": "hotseat"}, "Choose how to play: on the same device, with a friend, or against the computer."),
+    ({"mode": ""}, "Choose how to play"),
+    ({"mode": "computer", "side": "2"}, "Choose your side: 0 to move first (Black) or 1 to move second (White)."),
+    ({"name": "x" * 25}, "A name may have at most 24 characters"),
+    ({"name": "a\x00b"}, "A name may have at most 24 characters"),
+    ({"guest_name": "Computer"}, "That name is the server's own player's; choose another."),
+    ({"mode": "friend", "email": "not an address"}, "'not an address' is not a usable email address"),
+    ({"game": "greatkingdom", "size": "4"}, "The size must be an odd number from 5 to 19, not 4."),
+    ({"game": "dragons", "tantrix": "perhaps"}, "The tantrix must be true or false, not 'perhaps'."),
+])
+def test_bad_input_is_a_400_with_a_sentence_and_starts_nothing(client, server, fields, sentence):
+    response = client.post("/new", data={"game": "go", "mode": "same-device", **fields})
+    assert response.status_code == 400
+    assert error_of(response).startswith(sentence)
+    assert '<form method="post" action="/new"' in page(response)  # the form again, to mend
+    with reading(server.engine) as session:
+        assert session.exec(select(Board)).first() is None and session.exec(select(Room)).first() is None
+
+
+def test_the_form_keeps_what_was_typed_and_escapes_names(client, server):
+    response = client.post("/new", data={"game": "go", "mode": "friend", "size": "12", "name": "<b>Ada</b>"})
+    shown = response.get_data(as_text=True)
+    assert 'value="&lt;b&gt;Ada&lt;/b&gt;"' in shown and re.search(r'name="mode" value="friend" checked', shown)
+    play = start(client, name="<b>Ada</b>")
+    shown = client.get(play).get_data(as_text=True)
+    assert "&lt;b&gt;Ada&lt;/b&gt; (Black)" in shown and "<b>Ada</b>" not in shown
+
+
+def test_unknown_game_page_and_cross_site_posts(client):
+    assert client.get("/new?game=chess").status_code == 404
+    cross = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={"Origin": "https://evil.test"})
+    assert cross.status_code == 403
+
+
+def test_new_and_join_pages_carry_no_inline_script(app, client):
+    invite = invite_of(client, start(client, mode="friend"))
+    app.test_client().get(invite)
+    for response in (client.get("/new"), client.get("/new?game=dragons"), app.test_client().get(invite),
+                     client.post("/new", data={"game": "go", "mode": "x"})):
+        shown = response.get_data(as_text=True)
+        assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+        assert not re.search(r"<script(?![^>]*\bsrc=)", shown)
+        assert not re.search(r"\son[a-z]+=", shown) and " style=" not in shown
