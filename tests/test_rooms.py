@@ -349,3 +349,21 @@ def test_new_and_join_pages_carry_no_inline_script(app, client):
         assert "script-src 'self'" in response.headers["Content-Security-Policy"]
         assert not re.search(r"<script(?![^>]*\bsrc=)", shown)
         assert not re.search(r"\son[a-z]+=", shown) and " style=" not in shown
+
+
+def test_a_browser_seat_cannot_be_challenged_by_its_userid(client, server, players, outbox):
+    """A guest seat has no address to mail a board to: by mail it is nobody at all."""
+    board = board_of(server, start(client, mode="friend"))
+    guest = players_of(server, board)[1]
+    result = players.send("alice@players.test", f"go challenge alice {guest.userid}")
+    assert result.status == "rejected"
+    assert result.error == (f"There is no player called {guest.userid}; name them by email address "
+                            "to invite them.")
+
+
+def test_the_status_page_names_browser_seats_as_they_chose(client, server):
+    board = board_of(server, start(client, name="Ada", guest_name="Grace"))
+    guests = players_of(server, board)
+    listing = page(client.get("/"))
+    assert "Ada" in listing and "Grace" in listing
+    assert all(p.userid not in listing for p in guests)

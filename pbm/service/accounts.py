@@ -170,7 +170,7 @@ def resolve(unit: Unit, name: str) -> Player:
         return computer.player(unit)
     if "@" not in name:
         player = by_userid(s, name)
-        if player is None:
+        if player is None or player.email is None:  # a browser seat is nobody's to challenge
             raise PlayerError(f"There is no player called {name}; name them by email address "
                               "to invite them.", USAGE["challenge"])
         return player

@@ -23,7 +23,7 @@ from ..games import REGISTRY, get_game
 from ..service import rooms
 from ..service.errors import PlayerError
 from .pages import service
-from .play import _same_origin as same_origin
+from .play import same_origin
 
 bp = Blueprint("rooms", __name__)
 
