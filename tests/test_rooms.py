@@ -367,3 +367,18 @@ def test_the_status_page_names_browser_seats_as_they_chose(client, server):
     listing = page(client.get("/"))
     assert "Ada" in listing and "Grace" in listing
     assert all(p.userid not in listing for p in guests)
+
+
+def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
+    app = create_app({**overrides, "new_games_per_hour": 2})
+    client, other = app.test_client(), app.test_client()
+    start(client)
+    start(client, mode="friend")
+    refused = client.post("/new", data={"game": "go", "mode": "same-device"})
+    assert refused.status_code == 429
+    assert "This address has started 2 games in the last hour, the most allowed" in page(refused)
+    with reading(app.extensions["pbm"].engine) as session:
+        assert len(session.exec(select(Room)).all()) == 2
+    other.environ_base["REMOTE_ADDR"] = "192.0.2.7"
+    start(other)  # another address is not held back
+    app.extensions["pbm"].engine.dispose()

@@ -86,6 +86,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     @app.errorhandler(404)
     @app.errorhandler(405)
     @app.errorhandler(413)
+    @app.errorhandler(429)
     def client_error(error):
         if wants_json():
             return jsonify(status="error", error=error.description), error.code
