@@ -104,7 +104,7 @@ class Leadership:
         while not stopping.is_set():
             try:
                 if self.connection is None:
-                    self.connection = psycopg.connect(self.conninfo, autocommit=True,
+                    self.connection = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=10,
                                                       application_name=f"pbm scheduler {os.getpid()}")
                 if self.connection.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK,)).fetchone()[0]:
                     log.info("pbm scheduler %d leads: it runs the periodic jobs", os.getpid())

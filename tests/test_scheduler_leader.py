@@ -1,7 +1,8 @@
 """Several ``pbm scheduler`` processes on PostgreSQL: one leads (it holds an
 advisory lock on a connection of its own) and runs the jobs, the others stand
-by; when the leader dies one of them takes over. And the outbox sweep of one
-process skips the mails another is claiming instead of waiting for them."""
+by; when the leader dies one of them takes over, and a leader whose session
+ends stops and asks again. And the outbox sweep of one process skips the
+mails another is claiming instead of waiting for them."""
 
 from __future__ import annotations
 
@@ -111,6 +112,13 @@ def test_one_scheduler_leads_and_a_standby_takes_over_when_it_dies(postgres, tmp
         wait_until(second.leads, "the second scheduler to take over")
         wait_until(lambda: reminders(outbox, 102), "the new leader to send board 102's reminder")
         assert lock_holders(service.engine) == [f"pbm scheduler {second.process.pid}"]
+
+        with service.engine.begin() as conn:  # the leader's session ends under it (a database restart)
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE application_name = :name"), {"name": f"pbm scheduler {second.process.pid}"})
+        wait_until(lambda: second.said("no longer leads"), "the leader to notice it lost the lock")
+        wait_until(lambda: lock_holders(service.engine) == [f"pbm scheduler {second.process.pid}"],
+                   "the only scheduler left to lead again")
         assert second.stop() == 0  # SIGTERM: it stops quietly and lets the lock go
         assert lock_holders(service.engine) == []
     finally:
