@@ -44,3 +44,12 @@ def on_starting(server):
     from pbm.web import _secret_key
 
     _secret_key(load_settings())
+
+
+def worker_int(worker):
+    """A worker told to stop at once (SIGINT, SIGQUIT): end the event streams of its
+    live pages now, rather than at their next heartbeat, so the worker can exit;
+    each page reconnects (to a worker still running) and catches up."""
+    from pbm.service import events
+
+    events.reset_streams()

@@ -1,7 +1,8 @@
 """The production web tier: gunicorn with ``deploy/gunicorn.conf.py``, several
 worker processes on PostgreSQL. A move mailed to the webhook of one worker
 reaches a live page whose event stream another worker serves (NOTIFY in the
-move's transaction, LISTEN in every worker)."""
+move's transaction, LISTEN in every worker); a worker stopping at once tells
+its open pages to reconnect."""
 
 from __future__ import annotations
 
@@ -64,7 +65,9 @@ class Gunicorn:
                 if (m := REQUEST_LINE.search(line)) and m.group(2) == method and m.group(3) == path]
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)  # quick shutdown: open streams end at once
+        """Quick shutdown (SIGINT): the workers end their open streams at once."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
         self.process.wait(timeout=60)
         self.reader.join(10)
 
@@ -93,6 +96,14 @@ def test_a_move_through_one_worker_reaches_a_page_streamed_by_another(database_u
             stream.close()
         moving = wait_until(lambda: server.served("POST", "/inbound/email"), "the webhook's worker in the log")
         assert moving[0] != streaming and {moving[0], streaming} == server.workers()
+
+        parting = EventStream(server.base, f"{events}?known=1")  # a page open while the server stops
+        try:
+            assert parting.next_event(0.5) is None
+            server.stop()
+            assert parting.next_event(5.0) == ("resync", {})  # the page reconnects, to a running worker
+        finally:
+            parting.close()
     finally:
         server.stop()
         service.engine.dispose()
