@@ -16,7 +16,7 @@ import multiprocessing
 import os
 
 bind = os.environ.get("PBM_BIND", "127.0.0.1:5000")
-# Requests are short (a move commits in a few milliseconds) and mostly wait on
+# Requests are short and part of their time is spent waiting on
 # PostgreSQL, so two workers a core keep the cores busy.
 workers = int(os.environ.get("PBM_WORKERS", 2 * multiprocessing.cpu_count()))
 # Live pages hold a connection and a thread each for up to 25 s
@@ -24,16 +24,12 @@ workers = int(os.environ.get("PBM_WORKERS", 2 * multiprocessing.cpu_count()))
 # page never blocks a move. 64 threads = 56 live pages + 8 for everything else.
 worker_class = "gthread"
 threads = 64
-# An inbound webhook carries at most a 10 MB mail; gunicorn's own limits on
-# the request line and headers stay at their defaults.
-timeout = 60            # a worker that stops answering its master for this long is restarted
-graceful_timeout = 30   # a stopping worker finishes its moves (streams end and reconnect elsewhere)
-keepalive = 5
-# Behind a reverse proxy on the same host; it must not buffer the event streams
-# (/games/<n>/events, /play/<token>/events).
-forwarded_allow_ips = "127.0.0.1"
+keepalive = 5           # behind a reverse proxy that reuses its connections
 accesslog = "-"
-errorlog = "-"
+# gunicorn's other defaults stand: a stopping worker gets 30 s (graceful_timeout)
+# to finish, more than a stream lasts; X-Forwarded-* is trusted from 127.0.0.1
+# only, where the reverse proxy runs. The proxy must not buffer the event
+# streams (/games/<n>/events, /play/<token>/events).
 
 
 def on_starting(server):
