@@ -32,16 +32,6 @@ accesslog = "-"
 # streams (/games/<n>/events, /play/<token>/events).
 
 
-def on_starting(server):
-    """Make the web secret once, in the master, before any worker starts: workers
-    that each made their own at the same moment would refuse each other's form
-    tokens. (Several machines need the same ``PBM_SECRET_KEY`` in the environment.)"""
-    from pbm.config import load_settings
-    from pbm.web import _secret_key
-
-    _secret_key(load_settings())
-
-
 def worker_int(worker):
     """A worker told to stop at once (SIGINT, SIGQUIT): end the event streams of its
     live pages now, rather than at their next heartbeat, so the worker can exit;
