@@ -163,7 +163,7 @@ def message(unit: Unit, command: Command, comment: str) -> None:
     for recipient in recipients:
         letters.send(unit, recipient.email, "message", relayed=True, auto="auto-generated", writer=player.userid,
                      text=text)
-    letters.send(unit, unit.mail.sender, "message_sent", to=[r.userid for r in recipients], missing=missing)
+    letters.send(unit, unit.mail.sender, "message_sent", recipients=[r.userid for r in recipients], missing=missing)
 
 
 # Vacation
@@ -184,6 +184,9 @@ def vacation(unit: Unit, command: Command, comment: str) -> None:
     """``<days>``: away from now for that many days; ``off``: back now."""
     player = accounts.authenticate(unit, command.userid, command.password, USAGE["vacation"])
     running = running_vacation(unit, player)
+    if running is not None and running.until <= unit.now:  # over; the scheduler has not run since
+        end_vacation(unit, running.id)
+        running = None
     if command.args[0] == "off":
         if running is None or not end_vacation(unit, running.id):
             raise PlayerError(f"{player.userid} is not on vacation.", USAGE["vacation"])
