@@ -206,7 +206,7 @@ def test_a_vacation_holds_reminders_and_expiry_and_moves_the_deadlines_on(server
     assert "alice is on vacation until 2026-11-14 12:00 UTC (10 days)." in text(begins[ALICE])
     assert "Vacation days left: 20 (of 30 in any 365 days)." in text(begins[ALICE])
     assert begins[BOB]["Subject"] == "pbm: alice is on vacation"
-    assert "Your board with alice (101) wait" in text(begins[BOB])
+    assert "Your board with alice (101) waits: no reminders and no expiry" in text(begins[BOB])
     with freeze_time("2026-11-07 12:01:00"):
         assert sweep(server)["reminders"] == 0
     with freeze_time("2026-11-10 12:01:00"):
@@ -238,7 +238,8 @@ def test_vacation_off_counts_the_days_begun_and_thirty_days_a_year_at_most(serve
     with freeze_time("2026-11-03 10:00:00"):  # 1 day 22 hours: 2 days taken
         assert players.send(ALICE, "vacation alice alicepw off").status == "applied"
     ends = {to(m): m for m in outbox.new()}
-    assert "Vacation days left: 28" in text(ends[ALICE]) and "moved on by 2 days" in text(ends[BOB])
+    assert "Vacation days left: 28" in text(ends[ALICE])
+    assert "The deadlines of your board with alice (101) moved on by 2 days." in text(ends[BOB])
     assert board(server).expire_due_at.isoformat() == "2026-11-10T12:00:00+00:00"
     with freeze_time("2026-11-04 12:00:00"):
         assert players.send(ALICE, "vacation alice alicepw off").status == "rejected"
