@@ -239,11 +239,11 @@ def resolve(unit: Unit, name: str) -> Player:
         return computer.player(unit)
     if "@" not in name:
         player = by_userid(s, name)
+        if player is not None and player.closed_at is not None:
+            raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
         if player is None or player.email is None:  # a browser seat is nobody's to challenge
             raise PlayerError(f"There is no player called {name}; name them by email address "
                               "to invite them.", USAGE["challenge"])
-        if player.closed_at is not None:
-            raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
         return player
     address = normalise_address(name)
     player = by_address(s, address)
