@@ -95,7 +95,8 @@ def status():
 def board_page(board_id: int):
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
-    return render_template("board.html", **board_context(view))
+        watched = boardpage.watched_by(session, view.board)
+    return render_template("board.html", **board_context(view, watchers=watched))
 
 
 @bp.get("/games/<int:board_id>/live")
