@@ -14,7 +14,8 @@ from .games import game_names
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
                 "move", "resign", "show", "history")
-GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview")
+GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview",
+              *("standings", "ratings", "accept", "reject", "limit"))  # ratings and challenge control
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -28,10 +29,16 @@ USAGE = {
     "list": "<game> list",
     "history": "<game> history <board>",
     "preview": "<game> preview <board>[#n] <move> [<move> ...]",
+    # ratings and challenge control
+    "standings": "<game> standings   or   <game> ratings",
+    "accept": "<game> accept <userid> <password>",
+    "reject": "<game> reject <userid> <password>",
+    "limit": "<game> limit <userid> <password> <n>   (n active boards at most; 0: no limit)",
 }
 
 
-AUTHENTICATED = ("move", "change_password", "change_address")  # verbs whose password is checked
+AUTHENTICATED = ("move", "change_password", "change_address",  # verbs whose password is checked
+                 "accept", "reject", "limit")
 SECRET = "********"
 
 
@@ -45,7 +52,8 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    verb: str  # help signup change_password change_address challenge move resign show games history
+    verb: str  # help signup change_password change_address challenge move show games history preview
+    # standings accept reject limit
     game: str | None = None
     board: int | None = None
     userid: str | None = None
@@ -146,6 +154,10 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return Command("multiple")
     if verb == "challenge":
         return _parse_challenge(game, rest)
+    if verb in ("standings", "ratings"):
+        return Command("standings", game=game)
+    if verb in ("accept", "reject", "limit"):
+        return _parse_policy(verb, game, rest)
     if verb == "preview":
         _need(rest, 2, verb)
         board, number = _board(rest[0], verb)
@@ -222,3 +234,20 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         else:
             options[key] = value if value else "true"
     return Command("challenge", game=game, args=(users[0], users[1]), options=options, timing=timing)
+
+
+MAX_BOARD_LIMIT = 1000  # the largest n in "<game> limit <userid> <password> <n>"
+
+
+def _parse_policy(verb: str, game: str, rest: list[str]) -> Command:
+    """``<game> accept|reject <userid> <password>``, ``<game> limit <userid> <password> <n>``."""
+    _need(rest, 3 if verb == "limit" else 2, verb)
+    if len(rest) > (3 if verb == "limit" else 2):
+        raise CommandError(f"The {verb} command takes no more words than that.", USAGE[verb])
+    args: tuple[str, ...] = ()
+    if verb == "limit":
+        if not (rest[2].isascii() and rest[2].isdigit()) or int(rest[2]) > MAX_BOARD_LIMIT:
+            raise CommandError(f"{rest[2]!r} is not a number of boards from 0 (no limit) to {MAX_BOARD_LIMIT}.",
+                               USAGE[verb])
+        args = (str(int(rest[2])),)
+    return Command(verb, game=game, userid=rest[0].lower(), password=rest[1], args=args)

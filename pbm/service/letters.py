@@ -18,6 +18,7 @@ from ..boardview import BoardView, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
 from ..models import Board, InboundMessage, Player
+from . import ratings
 from .unit import Unit
 
 RECENT_MOVES = 10  # moves listed in a board mail
@@ -28,6 +29,7 @@ MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may
 _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoescape=False,
                          trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined)
 _templates.filters["quote"] = quote
+_templates.globals["provisional_games"] = ratings.PROVISIONAL_GAMES
 _templates.filters["indent_comment"] = lambda text: "\n".join("        | " + c for c in text.split("\n"))
 
 
@@ -101,18 +103,20 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
                 invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), auto: str = "auto-replied",
                 **context) -> None:
     """The board mail for each of ``seats``: status, recent moves, diagram, the
-    mover's comment, the player's private link; the game record when it is over."""
+    mover's comment, the player's private link; the game record and how each
+    rating moved when it is over."""
     view = BoardView.current(board, players, load_records(unit.session, board, last=RECENT_MOVES))
     record = []
     if board.status == "finished" and view.game.info.record_format:
         record = [game_record(view.game, board, players, load_records(unit.session, board))]
+    rated = ratings.movements(unit.session, board, players) if board.status == "finished" else []
     for seat in seats:
         player = players[seat]
         send(unit, player.email, "board", board=board, reply_to=player_reply_to(unit, board, seat), auto=auto,
              attachments=record, view=view, tail=subject_tail(view), seat=seat, player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, **footer(board, seat), **context)
+             forced=forced, rated=rated, **footer(board, seat), **context)
 
 
 def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None, game: Game | None) -> None:
