@@ -249,3 +249,30 @@ def test_help_lists_standings_and_challenge_control(players, outbox):
     assert "<game> standings (or <game> ratings)" in text
     assert "<game> reject <userid> <password> refuse all challenges to it" in text
     assert "<game> limit <userid> <password> <n> at most n active boards of that game (0: no limit)" in text
+
+
+def test_two_games_ending_at_once_both_count(server, players, outbox):
+    """Two of alice's boards end in concurrent transactions: neither rating update is
+    lost (the second waits for the first's locked rating rows and builds on them)."""
+    import threading
+
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(CAROL, "signup carol carolpw")
+    players.send(ALICE, "greatkingdom challenge alice carol")
+    with reading(server.engine) as session:
+        tokens = [session.get(Board, board_id).token0 for board_id in (101, 102)]  # alice's seats
+    results = []
+    threads = [threading.Thread(target=lambda t=t: results.append(server.play_by_token(t, "resign")))
+               for t in tokens]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.status.value for r in results] == ["applied", "applied"], [r.error for r in results]
+    assert ratings_of(server)["alice"][3:] == (2, 0, 2, 0)
+    with reading(server.engine) as session:
+        alice = [c for c in session.exec(select(RatingChange).order_by(RatingChange.games))
+                 if c.score == 0.0]
+    assert [c.games for c in alice] == [1, 2]
+    assert alice[1].rating_before == alice[0].rating_after  # the second game built on the first
+    assert ratings_of(server)["alice"][0] == alice[1].rating_after

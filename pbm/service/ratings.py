@@ -73,13 +73,14 @@ def game_over(unit: Unit, board: Board, outcome: Outcome) -> None:
 def _locked(unit: Unit, game: str, player_ids: tuple[int, int]) -> list[Rating]:
     """Both players' ratings in ``game`` (made at the initial values when missing),
     locked for this transaction, in seat order. Rows are created with ON CONFLICT
-    DO NOTHING so two games ending at once cannot both insert one."""
+    DO NOTHING so two games ending at once cannot both insert one; rows are always
+    written and locked in player id order, so two such games wait, never deadlock."""
     session = unit.session
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     session.execute(insert(Rating).values([
         {"player_id": player_id, "game": game, "rating": INITIAL_RATING, "deviation": INITIAL_DEVIATION,
          "volatility": INITIAL_VOLATILITY, "games": 0, "wins": 0, "losses": 0, "draws": 0,
-         "updated_at": unit.now} for player_id in player_ids]).on_conflict_do_nothing())
+         "updated_at": unit.now} for player_id in sorted(player_ids)]).on_conflict_do_nothing())
     rows = session.exec(select(Rating).where(Rating.game == game, Rating.player_id.in_(player_ids))
                         .order_by(Rating.player_id).with_for_update().execution_options(populate_existing=True)).all()
     by_player = {row.player_id: row for row in rows}
