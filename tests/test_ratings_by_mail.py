@@ -14,6 +14,8 @@ from pbm.db import reading
 from pbm.models import Board, Rating, RatingChange
 from pbm.service import computer
 
+from .browser import HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width
+from .browser.fixtures import browsers, desktop, phone, site  # noqa: F401 (fixtures)
 from .conftest import body
 
 ALICE, BOB, CAROL = "alice@players.test", "bob@players.test", "carol@players.test"
@@ -276,3 +278,17 @@ def test_two_games_ending_at_once_both_count(server, players, outbox):
     assert [c.games for c in alice] == [1, 2]
     assert alice[1].rating_before == alice[0].rating_after  # the second game built on the first
     assert ratings_of(server)["alice"][0] == alice[1].rating_after
+
+
+@pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed")
+def test_the_standings_page_passes_axe_and_fits_a_phone(site, desktop, phone):
+    board = site.board("greatkingdom")
+    site.play(board, "resign")  # alice resigns: bob 1662?, alice 1338?
+    url = site.base + "/standings/greatkingdom"
+    desktop.get(url)
+    assert [row.get_attribute("data-player") for row in desktop.find_elements("css selector", "tr[data-player]")
+            ][:2] == ["bob", "alice"]
+    assert axe_violations(desktop, axe_source()) == []
+    phone.get(url)
+    scroll_width, inner_width = fits_width(phone)
+    assert inner_width == PHONE[0] and scroll_width <= inner_width
