@@ -33,7 +33,7 @@ USAGE = {
     "standings": "<game> standings   or   <game> ratings",
     "accept": "<game> accept <userid> <password>",
     "reject": "<game> reject <userid> <password>",
-    "limit": "<game> limit <userid> <password> <n>   (n active boards at most; 0: no limit)",
+    "limit": "<game> limit <userid> <password> <n>   (0: no limit)",
 }
 
 
