@@ -292,3 +292,14 @@ def test_the_standings_page_passes_axe_and_fits_a_phone(site, desktop, phone):
     phone.get(url)
     scroll_width, inner_width = fits_width(phone)
     assert inner_width == PHONE[0] and scroll_width <= inner_width
+
+
+def test_a_game_started_in_the_browser_is_not_rated(server, client, outbox):
+    """Browser seats (/new) are anonymous: their games move no rating."""
+    started = client.post("/new", data={"game": "greatkingdom", "mode": "same-device"})
+    assert started.status_code == 303
+    token = started.headers["Location"].rsplit("/", 1)[1]
+    assert server.play_by_token(token, "resign").status.value == "applied"
+    with reading(server.engine) as session:
+        assert session.exec(select(Board)).one().status == "finished"
+    assert ratings_of(server) == {} and changes(server) == []

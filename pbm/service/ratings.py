@@ -51,11 +51,10 @@ def game_over(unit: Unit, board: Board, outcome: Outcome) -> None:
     scores = (0.5, 0.5) if outcome.winner is None else (1.0 - outcome.winner, float(outcome.winner))
     before = [(r.rating, r.deviation) for r in ratings]
     for seat, rating in enumerate(ratings):
-        opponent_rating, opponent_deviation = before[1 - seat]
+        score, (opponent_rating, opponent_deviation) = scores[seat], before[1 - seat]
         mu, phi, sigma = update_rating(
             rating_to_mu(rating.rating), rd_to_phi(rating.deviation), rating.volatility,
-            [(rating_to_mu(opponent_rating), rd_to_phi(opponent_deviation), scores[seat])], TAU)
-        score = scores[seat]
+            [(rating_to_mu(opponent_rating), rd_to_phi(opponent_deviation), score)], TAU)
         unit.session.add(RatingChange(
             board_id=board.id, player_id=rating.player_id, game=board.game, score=score,
             rating_before=rating.rating, deviation_before=rating.deviation, rating_after=mu_to_rating(mu),
