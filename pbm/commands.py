@@ -15,6 +15,8 @@ from .games import game_names
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
                 "move", "resign", "show", "history")
 GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview")
+MOVE_LATER_VERBS = ("queue", "submit", "confirm")  # a move kept for later (service.requests)
+GAME_VERBS += MOVE_LATER_VERBS
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -28,10 +30,14 @@ USAGE = {
     "list": "<game> list",
     "history": "<game> history <board>",
     "preview": "<game> preview <board>[#n] <move> [<move> ...]",
+    # a move kept for later (service.requests)
+    "queue": "<game> queue <board> <userid> <password> <move>",
+    "submit": "<game> submit <board> <userid> <password> <move>",
+    "confirm": "<game> confirm <board> <userid> <password>",
 }
 
 
-AUTHENTICATED = ("move", "change_password", "change_address")  # verbs whose password is checked
+AUTHENTICATED = ("move", "change_password", "change_address", *MOVE_LATER_VERBS)  # verbs whose password is checked
 SECRET = "********"
 
 
@@ -46,6 +52,7 @@ class CommandError(ValueError):
 @dataclass(frozen=True)
 class Command:
     verb: str  # help signup change_password change_address challenge move resign show games history
+    # preview queue submit confirm
     game: str | None = None
     board: int | None = None
     userid: str | None = None
@@ -154,6 +161,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         _need(rest, 1, verb)
         board, number = _board(rest[0], verb)
         return Command(verb, game=game, board=board, number=number)
+    if verb in MOVE_LATER_VERBS:
+        return _parse_move_later(verb, game, rest)
     if verb == "resign":
         _need(rest, 3, verb)
         board, _ = _board(rest[0], verb)
@@ -170,6 +179,18 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         raise CommandError("The move is missing after the password.", USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
+
+
+def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
+    """``queue``/``submit <board> <userid> <password> <move>``, ``confirm <board> <userid> <password>``."""
+    if game is None:
+        raise CommandError("Say which game: start the line with the game's name.", USAGE[verb])
+    _need(rest, 3 if verb == "confirm" else 4, verb)
+    board, _ = _board(rest[0], verb)
+    move = " ".join(rest[3:]).strip() or None
+    if verb == "confirm" and move:
+        raise CommandError("confirm takes no move: it plays the move you submitted.", USAGE[verb])
+    return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move)
 
 
 GAMES_FILTERS = ("next", "active", "all")

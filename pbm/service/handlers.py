@@ -16,7 +16,7 @@ from sqlmodel import select
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
 from ..models import Board, Player
-from . import accounts, boards, computer, letters, queries
+from . import accounts, boards, computer, letters, queries, requests
 from .errors import PlayerError
 from .unit import Unit
 
@@ -101,4 +101,8 @@ HANDLERS: dict[str, Handler] = {
     "preview": queries.preview,
     "games": queries.games,
     "multiple": multiple,
+    # a move kept for later
+    "queue": requests.queue,
+    "submit": requests.submit,
+    "confirm": requests.confirm,
 }

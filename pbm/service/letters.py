@@ -98,9 +98,10 @@ def player_reply_to(unit: Unit, board: Board, seat: int) -> str:
 
 def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, comment: str = "",
                 mover: int | None = None, occasion: str | None = None, seats=(0, 1),
-                invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), auto: str = "auto-replied",
-                **context) -> None:
-    """The board mail for each of ``seats``: status, recent moves, diagram, the
+                invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), notes: tuple[str, ...] = (),
+                auto: str = "auto-replied", **context) -> None:
+    """The board mail for each of ``seats``: ``notes`` (what happened to a request),
+    status, recent moves, diagram, moves the server played (``forced``), the
     mover's comment, the player's private link; the game record when it is over."""
     view = BoardView.current(board, players, load_records(unit.session, board, last=RECENT_MOVES))
     record = []
@@ -112,7 +113,7 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              attachments=record, view=view, tail=subject_tail(view), seat=seat, player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, **footer(board, seat), **context)
+             forced=forced, notes=notes, **footer(board, seat), **context)
 
 
 def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None, game: Game | None) -> None:
