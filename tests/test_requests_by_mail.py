@@ -2,6 +2,7 @@
 (take back), draw offers, answers by command and by reply, the pending line on
 mails and pages, queued moves, and submit / confirm."""
 
+import re
 from datetime import timedelta
 
 from sqlmodel import select
@@ -57,7 +58,7 @@ def state_after(game_name: str, options: dict, moves: list[str]) -> dict:
 
 # -- undo -------------------------------------------------------------------
 
-def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, server):
+def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, server, client):
     players.send(ALICE, "go challenge alice bob -size=9")
     before_capture = ["D5", "E5", "F5", "A1", "E6", "A2"]
     for number, point in enumerate(before_capture):
@@ -88,6 +89,8 @@ def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, ser
     # Play goes on from there.
     move(players, ALICE, "J9")
     assert board_of(server).state == state_after("go", board.options, [*before_capture, "J9"])
+    record = client.get("/games/101.sgf").get_data(as_text=True)  # the game record leaves E4 out
+    assert len(re.findall(r";\s*[BW]\[", record)) == 7 and "B[ef]" not in record
 
 
 def test_an_undo_after_the_opponent_moved_takes_back_both_moves(players, outbox, server):
@@ -124,11 +127,12 @@ def test_a_rejected_undo_changes_nothing(players, outbox, server):
     move(players, ALICE, first, "twotigers")
     state = board_of(server).state
     reply(players, outbox, ALICE, "undo")
-    assert reply(players, outbox, BOB, "reject", "no takebacks").status == "applied"
+    # (a move on the line after the answer is part of the comment, not a move)
+    assert reply(players, outbox, BOB, "reject", "c4-c5\nno takebacks").status == "applied"
     for mail in outbox.to(ALICE)[-1], outbox.to(BOB)[-1]:
         assert "bob rejected alice's request to take back move 1." in text(mail)
         assert "may accept or reject" not in text(mail)
-    assert "bob says (to the two players only):\n> no takebacks" in body(outbox.to(ALICE)[-1])
+    assert "bob says (to the two players only):\n> c4-c5\n> no takebacks" in body(outbox.to(ALICE)[-1])
     board = board_of(server)
     assert board.state == state and board.move_count == 1 and board.request_kind is None
     assert reply(players, outbox, BOB, "accept").status == "rejected"
@@ -289,6 +293,8 @@ def test_queue_on_ones_own_turn_plays_at_once_and_bad_notation_is_refused(player
     assert "Z99 is off the board" in text(outbox.to(ALICE)[-1])
     assert players.send(ALICE, "greatkingdom queue 101 alice alicepw resign").status == "rejected"
     assert "Only a move on the board can be queued" in text(outbox.to(ALICE)[-1])
+    assert players.send(ALICE, "greatkingdom queue 101 alice alicepw " + "C3" * 101).status == "rejected"
+    assert "A queued move is at most 200 characters long." in text(outbox.to(ALICE)[-1])
     assert board_of(server).queued_move is None
 
 

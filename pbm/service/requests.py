@@ -30,6 +30,7 @@ ASKING = {"undo": "undo", "propose": "draw"}  # the move word -> the request it 
 ANSWERS = ("accept", "reject")
 WORDS = (*ASKING, *ANSWERS)  # the moves this module answers (``boards.play`` hands them here)
 NOT_QUEUEABLE = (*WORDS, "resign", "decline", "newround")
+MAX_QUEUED = 200  # characters of a queued move (the column's width; moves are far shorter)
 
 
 def _name(player: Player) -> str:
@@ -165,16 +166,18 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     if command.move.lower() in NOT_QUEUEABLE:
         raise PlayerError(f"Only a move on the board can be queued; send {command.move.lower()} with the "
                           "move command.", USAGE["move"])
+    if len(command.move) > MAX_QUEUED:
+        raise PlayerError(f"A queued move is at most {MAX_QUEUED} characters long.", USAGE["queue"])
     try:
-        game.parse_move(command.move, state)
+        text = game.format_move(game.parse_move(command.move, state))
     except InvalidMoveError as error:  # the notation is wrong whatever the opponent plays
         raise PlayerError(str(error), USAGE["queue"]) from None
     except MoveError:
-        pass  # illegal now; it may be legal when the turn comes
+        text = command.move  # illegal now; it may be legal when the turn comes
     replaced = board.queued_move if board.queued_seat == seat else None
-    board.queued_seat, board.queued_move = seat, command.move
+    board.queued_seat, board.queued_move = seat, text
     unit.session.add(board)
-    letters.send(unit, unit.mail.sender, "queued", board=board, game=game, move=command.move, replaced=replaced,
+    letters.send(unit, unit.mail.sender, "queued", board=board, game=game, move=text, replaced=replaced,
                  opponent=_name(players[1 - seat]))
 
 
