@@ -177,7 +177,9 @@ class BoardView:
             if r.kind == "undo":
                 first = undo_target(r.text)
                 span = f"move {first}" if first == r.number - 1 else f"moves {first}-{r.number - 1}"
-                text = f"undo ({span} taken back)"
+                text = f"undo accepted ({span} taken back)"
+            elif r.kind == "draw":
+                text = "draw agreed" if r.seat is not None else "draw (the offer was open at expiry)"
             else:
                 text = {"move": r.text, "auto": f"{r.text} (forced)", "queued": f"{r.text} (queued)"}.get(
                     r.kind, r.kind)

@@ -79,7 +79,7 @@ def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, ser
         assert "It is alice's turn (Black)." in text(mail)
         assert "asks to take back" not in text(mail)
         assert "   7. alice        E4 (taken back)" in body(mail)
-        assert "   8. bob          undo (move 7 taken back)" in body(mail)
+        assert "   8. bob          undo accepted (move 7 taken back)" in body(mail)
     # The white stone is back, the capture forgotten: the position after move 6.
     board = board_of(server)
     assert board.state == state_after("go", board.options, before_capture)
@@ -110,7 +110,7 @@ def test_an_undo_after_the_opponent_moved_takes_back_both_moves(players, outbox,
     players.send(BOB, "greatkingdom history 101")
     history = body(outbox.new()[-1])
     assert "   3. alice        C3 (taken back)\n   4. bob          pass (taken back)\n" \
-           "   5. bob          undo (moves 3-4 taken back)" in history
+           "   5. bob          undo accepted (moves 3-4 taken back)" in history
     assert server.rebuild() == []
     # A second undo by alice takes back her first move (the undone ones stay undone).
     move(players, ALICE, "undo", "greatkingdom")
@@ -162,6 +162,7 @@ def test_an_accepted_draw_offer_ends_the_game_drawn(players, outbox, server):
         assert mail["Subject"] == "2 Dragons Board 101 game over"
         assert "alice accepted bob's offer of a draw." in text(mail)
         assert "Game drawn: the players agreed." in text(mail)
+        assert "   2. alice        draw agreed" in body(mail)
     board = board_of(server)
     assert board.status == "finished"
     assert board.outcome == {"winner": None, "reason": "the players agreed", "score": None, "kind": "agreement"}
@@ -184,6 +185,7 @@ def test_a_draw_offer_still_open_at_expiry_is_accepted(players, outbox, server):
     for mail in mails:
         assert "Board 101 has expired" in text(mail)
         assert "Game drawn: a draw offer was still open at expiry." in text(mail)
+        assert "   3. server       draw (the offer was open at expiry)" in body(mail)
     board = board_of(server)
     assert board.outcome["kind"] == "agreement" and board.outcome["winner"] is None
     assert log_of(server)[-1] == ("draw", None, "draw")

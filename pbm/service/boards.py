@@ -149,11 +149,10 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if text.lower() == "decline":
         decline(unit, board, game, seat, state, players, comment)
         return
-    notes = requests.lapse(board, seat, players)
     if text.lower() == "resign":
         record = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
                         outcome=ending(game, "resign", seat), comment=comment)
-        letters.board_mails(unit, board, players, comment=record.comment, mover=seat, notes=notes)
+        letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
         return
     if seat not in game.actors(state):
         turn = game.to_move(state)
@@ -164,6 +163,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         state = game.apply(state, seat, move)
     except MoveError as error:
         raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")") from None
+    notes = requests.lapse(board, seat, players)  # before the entry ends the open request
     record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
