@@ -51,8 +51,8 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    verb: str  # help signup change_password change_address challenge move resign show games history
-    # preview queue submit confirm
+    verb: str  # help signup change_password change_address challenge move show games history preview
+    # (resign is a move), and the MOVE_LATER_VERBS
     game: str | None = None
     board: int | None = None
     userid: str | None = None
