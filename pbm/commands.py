@@ -18,6 +18,8 @@ GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
 GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview",
               "subscribe", "unsubscribe", "chat",  # social
               *("standings", "ratings", "accept", "reject", "limit"))  # ratings and challenge control
+MOVE_LATER_VERBS = ("queue", "submit", "confirm")  # a move kept for later (service.requests)
+GAME_VERBS += MOVE_LATER_VERBS
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -46,12 +48,16 @@ USAGE = {
     "accept": "<game> accept <userid> <password>",
     "reject": "<game> reject <userid> <password>",
     "limit": "<game> limit <userid> <password> <n>   (0: no limit)",
+    # a move kept for later (service.requests)
+    "queue": "<game> queue <board> <userid> <password> <move>",
+    "submit": "<game> submit <board> <userid> <password> <move>",
+    "confirm": "<game> confirm <board> <userid> <password>",
 }
 
 
 AUTHENTICATED = ("move", "change_password", "change_address",  # verbs whose password is checked
                  "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",
-                 "accept", "reject", "limit")
+                 "accept", "reject", "limit", *MOVE_LATER_VERBS)
 SECRET = "********"
 
 
@@ -65,8 +71,9 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    verb: str  # help signup change_password change_address challenge move resign show games history
-    # preview subscribe unsubscribe chat message vacation add signoff standings accept reject limit
+    verb: str  # help signup change_password change_address challenge move show games history preview
+    # (resign is a move), subscribe unsubscribe chat message vacation add signoff standings accept
+    # reject limit, and the MOVE_LATER_VERBS
     game: str | None = None
     board: int | None = None  # (subscribe/unsubscribe: None for every new board of the game)
     userid: str | None = None
@@ -183,6 +190,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         _need(rest, 1, verb)
         board, number = _board(rest[0], verb)
         return Command(verb, game=game, board=board, number=number)
+    if verb in MOVE_LATER_VERBS:
+        return _parse_move_later(verb, game, rest)
     if verb == "resign":
         _need(rest, 3, verb)
         board, _ = _board(rest[0], verb)
@@ -199,6 +208,18 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         raise CommandError("The move is missing after the password.", USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
+
+
+def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
+    """``queue``/``submit <board> <userid> <password> <move>``, ``confirm <board> <userid> <password>``."""
+    if game is None:
+        raise CommandError("Say which game: start the line with the game's name.", USAGE[verb])
+    _need(rest, 3 if verb == "confirm" else 4, verb)
+    board, _ = _board(rest[0], verb)
+    move = " ".join(rest[3:]).strip() or None
+    if verb == "confirm" and move:
+        raise CommandError("confirm takes no move: it plays the move you submitted.", USAGE[verb])
+    return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move)
 
 
 GAMES_FILTERS = ("next", "active", "all")

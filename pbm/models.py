@@ -99,6 +99,19 @@ class Board(SQLModel, table=True):
     newround_votes: int = 0  # bit per seat: asked for a new round after the game
     next_board_id: Optional[int] = None  # the new round's board
     room_id: Optional[int] = Field(default=None, foreign_key="room.id", index=True)  # started in the browser
+    # An open request to the other seat (``requests``): ``undo`` (take back to before
+    # log entry ``request_move``) or ``draw`` (an offer); any new log entry ends it.
+    request_kind: Optional[str] = Field(default=None, max_length=6)
+    request_seat: Optional[int] = None
+    request_move: Optional[int] = None
+    # A move kept for ``queued_seat`` until its turn comes, played then (``queue``).
+    queued_seat: Optional[int] = None
+    queued_move: Optional[str] = Field(default=None, max_length=200)
+    # A move shown by ``submit``, played by ``confirm`` while the log still has
+    # ``submitted_at_move`` entries.
+    submitted_seat: Optional[int] = None
+    submitted_move: Optional[str] = Field(default=None, max_length=200)
+    submitted_at_move: Optional[int] = None
     version: Optional[int] = Field(default=None, sa_column=_board_version)
 
     # A stale write (someone else changed the board first) raises StaleDataError.
@@ -122,10 +135,13 @@ class MoveRecord(SQLModel, table=True):
     """One entry of a board's append-only log.
 
     kind: ``move`` (text is the canonical move), ``auto`` (a forced move the
-    server played for that seat), ``resign``, ``decline`` (refused before
+    server played for that seat), ``queued`` (a move the seat queued, played
+    when its turn came), ``resign``, ``decline`` (refused before
     the seat's first move), ``forfeit`` (the seat to move ran out of time),
-    ``cancel`` (expired before both players had moved) or ``expire``
-    (expired while both could act, as in Go's scoring).
+    ``cancel`` (expired before both players had moved), ``expire``
+    (expired while both could act, as in Go's scoring), ``undo`` (text
+    ``undo N``: entries N onward are taken back, by agreement) or ``draw``
+    (a draw offer accepted, or still open at expiry: seat None).
     """
 
     __tablename__ = "move"

@@ -2,7 +2,7 @@
 closed accounts (signoff)
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-11-30
 """
 from typing import Sequence, Union
@@ -13,7 +13,7 @@ import sqlmodel
 import pbm.models
 
 revision: str = '0010'
-down_revision: Union[str, None] = '0008'
+down_revision: Union[str, None] = "0009"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

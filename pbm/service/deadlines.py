@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from ..boardview import load_players
+from ..boardview import OWN_MOVES, load_players
 from ..config import Settings
 from ..db import reading
 from ..models import Board, MoveRecord, Vacation, utcnow
@@ -26,7 +26,7 @@ from .unit import Unit, run
 def _started(unit: Unit, board: Board) -> bool:
     """Both players have made a move of their own."""
     movers = set(unit.session.exec(select(MoveRecord.seat).where(
-        MoveRecord.board_id == board.id, MoveRecord.kind == "move")).all())
+        MoveRecord.board_id == board.id, MoveRecord.kind.in_(OWN_MOVES))).all())
     return movers >= {0, 1}
 
 
@@ -83,8 +83,9 @@ def send_reminders(engine: Engine, settings: Settings, now: datetime | None = No
 
 
 def expire_boards(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
-    """End every board past its expiry: the player to move forfeits a started game,
-    a game that never started (not both players have moved) is cancelled."""
+    """End every board past its expiry: a draw offer still open is accepted (as pbmserv
+    does); otherwise the player to move forfeits a started game, and a game that never
+    started (not both players have moved) is cancelled."""
     now = now or utcnow()
     end_vacations(engine, settings, now)
     due = (Board.expire_due_at <= now) & _nobody_away()
@@ -94,7 +95,10 @@ def expire_boards(engine: Engine, settings: Settings, now: datetime | None = Non
         if board is None:
             return False
         seat = board.to_move
-        kind = "cancel" if not _started(unit, board) else "forfeit" if seat is not None else "expire"
+        if board.request_kind == "draw":
+            kind = "draw"
+        else:
+            kind = "cancel" if not _started(unit, board) else "forfeit" if seat is not None else "expire"
         boards.end(unit, board, kind, seat if kind == "forfeit" else None)
         letters.board_mails(unit, board, load_players(unit.session, board), occasion="expired",
                             auto="auto-generated")

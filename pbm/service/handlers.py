@@ -16,7 +16,7 @@ from sqlmodel import select
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
 from ..models import Board, ChallengePolicy, Player
-from . import accounts, boards, computer, letters, queries, ratings, social
+from . import accounts, boards, computer, letters, queries, ratings, requests, social
 from .errors import PlayerError
 from .unit import Unit
 
@@ -165,4 +165,8 @@ HANDLERS: dict[str, Handler] = {
     "accept": challenge_policy,
     "reject": challenge_policy,
     "limit": challenge_policy,
+    # a move kept for later
+    "queue": requests.queue,
+    "submit": requests.submit,
+    "confirm": requests.confirm,
 }

@@ -16,7 +16,7 @@ from ..games import MoveError, OptionError, get_game, game_names
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
 from ..models import Player
-from . import accounts, boards, letters
+from . import accounts, boards, letters, requests
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -144,7 +144,7 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
             return False
 
     words = line.split()
-    if words[0].lower() in ("resign", "newround") or is_move(line):
+    if words[0].lower() in ("resign", "newround", *requests.WORDS) or is_move(line):
         return line, comment
     readings = []
     for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move

@@ -140,9 +140,10 @@ def watchers(session: Session, board: Board) -> list[Player]:
 
 def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, comment: str = "",
                 mover: int | None = None, occasion: str | None = None, seats=(0, 1),
-                invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), auto: str = "auto-replied",
-                **context) -> None:
-    """The board mail for each of ``seats``: status, recent moves, diagram, the
+                invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), notes: tuple[str, ...] = (),
+                auto: str = "auto-replied", **context) -> None:
+    """The board mail for each of ``seats``: ``notes`` (what happened to a request),
+    status, recent moves, diagram, moves the server played (``forced``), the
     mover's comment, the player's private link; the game record and how each
     rating moved when it is over. A mail to both seats goes to the board's watchers
     too, without what is the players' own (the private link, the reply tag, the
@@ -158,13 +159,13 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              attachments=record, view=view, tail=subject_tail(view), seat=seat, player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, rated=rated, **footer(board, seat), **context)
+             forced=forced, rated=rated, notes=notes, **footer(board, seat), **context)
     if tuple(seats) != (0, 1):  # a reminder is the player's own
         return
     for watcher in watchers(unit.session, board):
         send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, view=view,
              tail=subject_tail(view), seat=None, player=watcher, occasion=occasion, comment="", mover="",
-             forced=forced, rated=rated, **footer(board, None), **context)
+             forced=forced, rated=rated, notes=notes, **footer(board, None), **context)
 
 
 def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None, game: Game | None) -> None:
