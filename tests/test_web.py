@@ -204,13 +204,13 @@ def test_go_targets_buttons_and_scoring_marks(players, client, server):
     targets = re.search(r"data-targets='([^']*)'", page).group(1)
     assert '"mode": "point"' in targets and '"confirm": true' in targets
     assert '"C3"' not in targets and '"D4": "D4"' in targets
-    assert [a for a in re.findall(r'data-action="(\w+)"', page)] == ["play", "pass", "resign"]
+    assert re.findall(r'data-action="(\w+)"', page) == ["play", "pass", "undo", "propose", "resign"]
     assert server.play_by_token(token(server, 1), "pass").status == "applied"  # scoring opens
     scoring = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
     targets = re.search(r"data-targets='([^']*)'", scoring).group(1)
     assert '"C3": "mark C3"' in targets and '"G7": "mark G7"' in targets and '"D4"' not in targets
     assert '"confirm": false' in targets and '"prefix": "mark "' in targets
-    assert re.findall(r'data-action="(\w+)"', scoring) == ["play", "done", "resume", "resign"]
+    assert re.findall(r'data-action="(\w+)"', scoring) == ["play", "done", "resume", "undo", "propose", "resign"]
     for seat in (0, 1):
         assert server.play_by_token(token(server, seat), "done").status == "applied"
     over = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
@@ -221,6 +221,29 @@ def test_go_targets_buttons_and_scoring_marks(players, client, server):
     assert server.play_by_token(token(server, 1), "newround").status == "applied"
     assert f'href="/play/{token(server, 0, board=102)}">board 102</a>' in client.get(
         f"/play/{token(server, 0)}").get_data(as_text=True)
+
+
+def test_requests_have_buttons_undo_only_once_a_move_stands(client, server, game):
+    """alice played D4: she may ask to take it back or offer a draw; bob, who has not
+    moved, may only offer a draw. Once alice asks, bob's page answers it."""
+    actions = lambda seat: re.findall(r'data-action="(\w+)"', client.get(f"/play/{token(server, seat)}").get_data(
+        as_text=True))
+    assert actions(0) == ["undo", "propose", "resign"]
+    assert actions(1)[-2:] == ["propose", "resign"] and "undo" not in actions(1)
+    assert post_move(client, token(server, 0), "undo", 2).status_code == 303
+    assert actions(0) == ["resign"]  # her request is open: nothing more to ask
+    assert actions(1)[-3:] == ["accept", "reject", "resign"]
+    page = client.get(f"/play/{token(server, 1)}").get_data(as_text=True)
+    assert "alice asks to take back move 1; bob may accept or reject." in page
+    assert post_move(client, token(server, 1), "accept", 2).status_code == 303
+    assert actions(0)[-2:] == ["propose", "resign"] and "undo" not in actions(0)  # D4 is taken back
+
+
+def test_against_the_computer_nothing_is_asked(players, client, server):
+    players.send(ALICE, "greatkingdom challenge alice computer")
+    page = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    assert "undo" not in re.findall(r'data-action="(\w+)"', page)
+    assert "propose" not in re.findall(r'data-action="(\w+)"', page)
 
 
 def test_two_tigers_targets_are_paths_with_their_prefixes(players, client, server):

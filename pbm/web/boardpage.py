@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..boardview import MOVES, BoardView
+from ..boardview import MOVES, OWN_MOVES, BoardView, in_force, log_entries
 from ..games import MoveError
 from ..games.base import point_name
 from ..models import Board
 from ..render import board_svg
+from ..service.computer import USERID as COMPUTER
 from ..service.letters import watchers
 
 # Moves that are words, not places on the board, in the order their buttons show.
@@ -156,7 +157,19 @@ def buttons(view: BoardView, seat: int | None) -> list[Button]:
     if acting(view, seat):
         texts = {view.game.format_move(m) for m in view.game.legal_moves(view.state)}
         found = [Button(action, label) for action, label in ACTIONS.items() if action in texts]
-    return found + [Button("resign", "Resign")]
+    return found + request_buttons(view, seat) + [Button("resign", "Resign")]
+
+
+def request_buttons(view: BoardView, seat: int) -> list[Button]:
+    """Answers to the opponent's open request; else, against a person, a draw offer
+    and (once this seat has a move standing) a request to take it back."""
+    board = view.board
+    if board.request_kind is not None:
+        return [Button("accept", "Accept"), Button("reject", "Reject")] if board.request_seat != seat else []
+    if view.players[1 - seat].userid == COMPUTER:
+        return []
+    own = any(entry.kind in OWN_MOVES and entry.seat == seat for _, entry in in_force(log_entries(view.records)))
+    return ([Button("undo", "Ask to take back my move")] if own else []) + [Button("propose", "Offer a draw")]
 
 
 @dataclass(frozen=True)
