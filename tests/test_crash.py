@@ -19,11 +19,12 @@ from dataclasses import dataclass
 import pytest
 from sqlmodel import select
 
-from pbm.db import make_engine, reading
+from pbm.db import reading
 from pbm.games import get_game
 from pbm.models import Board, MoveRecord, Player
 
 from .conftest import Outbox, free_port, make_mail, wait_until
+from .test_relay_failures import engine  # noqa: F401 (a fixture: the test's own engine on the database)
 
 BOARDS = 4  # boards played at once, one client each
 MOVES_BEFORE_KILL = 30  # acknowledged moves, over all boards, before the kill
@@ -84,13 +85,6 @@ def server(env):
     server = Server(env)
     yield server
     server.stop()
-
-
-@pytest.fixture
-def engine(database_url):
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
 
 
 def start_boards(server: Server, maildir: str) -> dict[tuple[int, str], str]:

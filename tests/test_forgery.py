@@ -11,16 +11,16 @@ import pytest
 from sqlalchemy import func
 from sqlmodel import select
 
-from pbm import create_app
 from pbm.db import reading
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, Player
 from pbm.service.passwords import MAX_PER_ACCOUNT
 
 from .conftest import make_mail
-from .test_web import mailgun_fields
+from .test_web import mailgun_fields, secret_client  # noqa: F401 (a fixture)
+from .test_webhook_auth import mailgun_client  # noqa: F401 (a fixture)
 
 ALICE, BOB, MALLORY = "alice@players.test", "bob@players.test", "mallory@evil.test"
-SECRET, MAILGUN_KEY = "s3cret", "mg-key"
+SECRET = "s3cret"  # the webhook secret of test_web's secret_client
 
 
 def state(engine) -> tuple:
@@ -112,20 +112,6 @@ def test_a_forged_reply_tag_changes_nothing(server, forger, board, tag):
 
 # -- forged and replayed webhook signatures ----------------------------------------
 
-@pytest.fixture
-def signed_client(overrides, board):
-    app = create_app({**overrides, "inbound_secret": SECRET, "mailgun_signing_key": MAILGUN_KEY})
-    yield app.test_client()
-    app.extensions["pbm"].engine.dispose()
-
-
-@pytest.fixture
-def mailgun_client(overrides, board):
-    app = create_app({**overrides, "mailgun_signing_key": MAILGUN_KEY})
-    yield app.test_client()
-    app.extensions["pbm"].engine.dispose()
-
-
 def signature(body: bytes, secret: str = SECRET) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
@@ -138,14 +124,15 @@ def post_caused(server, post) -> tuple[int, Counter, int]:
     return answer.status_code, caused, inbound_rows(server.engine) - handled
 
 
-def test_a_forged_webhook_signature_is_refused_before_anything_is_read(server, signed_client, mailgun_client):
+def test_a_forged_webhook_signature_is_refused_before_anything_is_read(server, board, secret_client,
+                                                                       mailgun_client):
     raw = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")
     before = state(server.engine)
     forgeries = {
-        "no secret": lambda: signed_client.post("/inbound/email", data=raw, content_type="message/rfc822"),
-        "wrong basic auth": lambda: signed_client.post("/inbound/email", data=raw, content_type="message/rfc822",
+        "no secret": lambda: secret_client.post("/inbound/email", data=raw, content_type="message/rfc822"),
+        "wrong basic auth": lambda: secret_client.post("/inbound/email", data=raw, content_type="message/rfc822",
                                                        auth=("api", "guess")),
-        "wrong X-PBM-Signature": lambda: signed_client.post(
+        "wrong X-PBM-Signature": lambda: secret_client.post(
             "/inbound/email", data=raw, content_type="message/rfc822",
             headers={"X-PBM-Signature": signature(raw, "guess")}),
         "wrong Mailgun signature": lambda: mailgun_client.post(
@@ -158,7 +145,7 @@ def test_a_forged_webhook_signature_is_refused_before_anything_is_read(server, s
     assert state(server.engine) == before
 
 
-def test_a_replayed_signature_is_refused(server, signed_client, mailgun_client):
+def test_a_replayed_signature_is_refused(server, board, secret_client, mailgun_client):
     genuine = mailgun_fields(token="r" * 50, subject="greatkingdom move 101 alice alicepw D4",
                              **{"Message-Id": "<genuine@players.test>"})
     code, caused, handled = post_caused(server, lambda: mailgun_client.post("/inbound/email", data=genuine))
@@ -176,13 +163,13 @@ def test_a_replayed_signature_is_refused(server, signed_client, mailgun_client):
     # over the same body it is the same mail (its Message-ID), applied once.
     raw = make_mail(BOB, "greatkingdom move 101 bob bobpw C3", message_id="<bob-c3@players.test>")
     signed = {"X-PBM-Signature": signature(raw)}
-    code, caused, handled = post_caused(server, lambda: signed_client.post(
+    code, caused, handled = post_caused(server, lambda: secret_client.post(
         "/inbound/email", data=raw, content_type="message/rfc822", headers=signed))
     assert (code, handled) == (200, 1) and caused == {ALICE: 1, BOB: 1}
     other = make_mail(BOB, "greatkingdom resign 101 bob bobpw")
-    assert post_caused(server, lambda: signed_client.post(
+    assert post_caused(server, lambda: secret_client.post(
         "/inbound/email", data=other, content_type="message/rfc822", headers=signed)) == (403, Counter(), 0)
-    again = signed_client.post("/inbound/email", data=raw, content_type="message/rfc822", headers=signed)
+    again = secret_client.post("/inbound/email", data=raw, content_type="message/rfc822", headers=signed)
     assert again.status_code == 200 and again.json["status"] == "duplicate"
     assert len(state(server.engine)[0]) == len(after_move[0]) + 1  # bob's one move
 
