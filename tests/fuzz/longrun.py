@@ -95,8 +95,8 @@ def main(argv=None) -> int:
     print(f"errors and tracebacks logged: {len(errors.records)}")
     for record in errors.records[:5]:
         print("  " + errors.format(record).replace("\n", "\n  "))
-    print(f"slowest mail: {figures.slowest:.3f} s ({len(figures.slowest_mail):,} bytes; "
-          f"at most {SLOWEST_ALLOWED:g} s allowed)")
+    print(f"slowest mail: {figures.slowest:.3f} s by {figures.slowest_door} ({len(figures.slowest_mail):,} bytes; "
+          f"at most {SLOWEST_ALLOWED:g} s allowed): {figures.slowest_mail[:120]!r}")
     return 0 if not figures.retries and not errors.records and figures.slowest <= SLOWEST_ALLOWED else 1
 
 
