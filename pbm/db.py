@@ -19,8 +19,8 @@ from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import event, text
-from sqlalchemy.util import asbool
 from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
 
 READ_ONLY = "pbm_read_only"

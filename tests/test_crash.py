@@ -116,7 +116,8 @@ def next_reply(engine, reply_tags: dict, board_id: int, rng: random.Random) -> t
                                to=reply_tags[board.id, address])
 
 
-def play(server: Server, engine, reply_tags: dict, board_id: int, acknowledged: list[Acknowledged], refused: list[dict]) -> None:
+def play(server: Server, engine, reply_tags: dict, board_id: int, acknowledged: list[Acknowledged],
+         refused: list[dict]) -> None:
     """Reply on one board, move after move, until the game ends or the server dies."""
     rng = random.Random(board_id)
     while (reply := next_reply(engine, reply_tags, board_id, rng)) is not None:

@@ -126,7 +126,8 @@ def post_caused(server, post) -> tuple[int, Counter, int]:
 
 def test_a_forged_webhook_signature_is_refused_before_anything_is_read(server, board, secret_client,
                                                                        mailgun_client):
-    raw = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")
+    raw_subject = "greatkingdom move 101 alice alicepw D4"
+    raw = make_mail(ALICE, raw_subject)
     before = state(server.engine)
     forgeries = {
         "no secret": lambda: secret_client.post("/inbound/email", data=raw, content_type="message/rfc822"),
@@ -136,7 +137,7 @@ def test_a_forged_webhook_signature_is_refused_before_anything_is_read(server, b
             "/inbound/email", data=raw, content_type="message/rfc822",
             headers={"X-PBM-Signature": signature(raw, "guess")}),
         "wrong Mailgun signature": lambda: mailgun_client.post(
-            "/inbound/email", data=mailgun_fields(key=b"guess", subject="greatkingdom move 101 alice alicepw D4")),
+            "/inbound/email", data=mailgun_fields(key=b"guess", subject=raw_subject)),
         "Mailgun fields missing": lambda: mailgun_client.post("/inbound/email", data={"email": raw.decode()}),
     }
     for name, post in forgeries.items():

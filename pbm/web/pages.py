@@ -145,7 +145,8 @@ def healthz():
     try:
         probe_write(engine)
     except Exception as error:
-        return _unhealthy(error, "The database refuses writes (is it read-only?): no move and no mail can be saved.")
+        return _unhealthy(error, "The database refuses writes (is it read-only?): "
+                                 "no move and no mail can be saved.")
     return jsonify(status="ok", database="ok")
 
 
