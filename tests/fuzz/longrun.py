@@ -103,8 +103,9 @@ def main(argv=None) -> int:
               f"99th percentile {ranked[len(ranked) * 99 // 100]:.3f}, most {ranked[-1]:.3f}; "
               f"{sum(t > SLOWEST_ALLOWED for t in times)} over {SLOWEST_ALLOWED:g} s")
     slowest = figures.slowest
-    print(f"the costliest mail ({slowest.seconds:.3f} s CPU, by {slowest.door}, {len(slowest.mail):,} bytes): "
-          f"{slowest.mail[:100]!r}")
+    print(f"the costliest mail: {slowest.seconds:.3f} s CPU ({slowest.collecting:.3f} s of it in garbage "
+          f"collection), by {slowest.door}, {len(slowest.mail):,} bytes: {slowest.mail[:2000]!r}")
+    print(f"garbage collection over the run: {figures.collector.total:.1f} s CPU")
     print(f"load average (1, 5, 15 min) at the end: {', '.join(f'{n:.1f}' for n in os.getloadavg())}")
     return 0 if not figures.retries and not errors.records and slowest.seconds <= SLOWEST_ALLOWED else 1
 
