@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 SMTP_PORT ?= 2525
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/workers.py
 	$(BIN)/python benchmarks/players.py --games 10
+
+# The long run of hostile mail: 10,000 generated mails through ingest, the webhook
+# and SMTP; prints the figures the README reports (FUZZ_ARGS="--database-url ..." for PostgreSQL).
+fuzz: setup
+	$(BIN)/python -m tests.fuzz.longrun $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

@@ -16,9 +16,11 @@ import threading
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import event, text
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
 
 READ_ONLY = "pbm_read_only"
@@ -28,8 +30,9 @@ def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    database_file = sqlite_file(parsed)
+    if database_file is not None:
+        database_file.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
     # SQLite takes one writer at a time: this process's threads queue on a lock and
     # wake the moment it is free, rather than in SQLite's busy handler, which polls
@@ -54,6 +57,17 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def sqlite_file(url: URL) -> Path | None:
+    """The file a SQLite URL names, or None for an in-memory database. Both forms:
+    ``sqlite:///path/db.sqlite`` and the URI form ``sqlite:///file:/path/db.sqlite?mode=rwc&uri=true``."""
+    name = url.database or ""
+    if asbool(url.query.get("uri", False)) and name.startswith("file:"):
+        if url.query.get("mode") == "memory":  # SQLAlchemy hands the URL's query to SQLite
+            return None
+        name = unquote(urlsplit(name).path)
+    return Path(name) if name and name != ":memory:" else None
+
+
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Session]:
     """One write transaction: commit on success, roll back on any exception."""
@@ -68,3 +82,12 @@ def reading(engine: Engine) -> Iterator[Session]:
     """A read-only session (plain BEGIN on SQLite, so readers never queue behind writers)."""
     with Session(engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False) as session:
         yield session
+
+
+def probe_write(engine: Engine) -> None:
+    """Raise the database's error when it would refuse a write (a read-only SQLite file
+    or connection, PostgreSQL's ``default_transaction_read_only``, a role without
+    write rights); change nothing. The statement touches no row but is checked
+    like any write: read-only mode and privileges at its start, SQLite at BEGIN IMMEDIATE."""
+    with transaction(engine) as session:
+        session.execute(text("UPDATE outbox SET attempts = attempts WHERE 1 = 0"))

@@ -11,6 +11,7 @@ mail; ``errors`` maps what went wrong to each door's answer.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -21,7 +22,7 @@ from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..commands import redact
 from ..models import InboundMessage, UsedToken, utcnow
-from . import boards, computer, deadlines, inbound, passwords
+from . import accounts, boards, computer, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -60,6 +61,7 @@ class Service:
 
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
         """Answer one parsed mail in one unit of work; a repeated Message-ID is a duplicate."""
+        mail = replace(mail, sender=accounts.sender_address(mail.sender))
         if self._seen(mail.message_id):
             return Result(Status.DUPLICATE)
         request = None if mail.automatic else inbound.read(mail, self.settings)

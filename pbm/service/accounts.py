@@ -33,6 +33,17 @@ def normalise_address(address: str) -> str:
         raise PlayerError(f"{address!r} is not a usable email address: {error}") from None
 
 
+def sender_address(address: str) -> str:
+    """The form a sender's address is compared and kept in: ``normalise_address``'s, so
+    ``user@bücher.example``, ``user@xn--bcher-kva.example`` and other spellings of one
+    address are one sender; an address email-validator refuses is kept as it came
+    (lower case), so its mail is still answered."""
+    try:
+        return normalise_address(address)
+    except PlayerError:
+        return address
+
+
 def by_userid(session: Session, userid: str) -> Player | None:
     return session.exec(select(Player).where(Player.userid == userid.lower())).first()
 
@@ -249,16 +260,21 @@ def resolve(unit: Unit, name: str) -> Player:
     player = by_address(s, address)
     if player:
         return player
-    base = re.sub(r"[^a-z0-9_.-]", "", address.split("@")[0])[:16] or "player"
-    if not base[0].isalpha():
-        base = "p" + base[:15]
-    if len(base) < 2:  # a userid has at least two characters
-        base += "1"
-    userid, n = base, 1
-    while s.exec(select(Player.id).where(Player.userid == userid)).first() is not None:
-        n += 1
-        userid = f"{base[:16]}{n}"
-    player = Player(userid=userid, email=address, invited=True, created_at=unit.now)
+    player = Player(userid=_invited_userid(s, address), email=address, invited=True, created_at=unit.now)
     s.add(player)
     s.flush()
     return player
+
+
+def _invited_userid(session: Session, address: str) -> str:
+    """A userid for an invited address, found with one query: the address's local part
+    made a userid (``carol``), or when that is taken, the same with a random suffix
+    (``carol-3fa9c1``; the unique index on userid catches the one-in-16-million clash)."""
+    base = re.sub(r"[^a-z0-9_.-]", "", address.split("@")[0])[:20] or "player"
+    if not base[0].isalpha():
+        base = "p" + base[:19]
+    if len(base) < 2:  # a userid has at least two characters
+        base += "1"
+    if by_userid(session, base) is None and base != computer.USERID:
+        return base
+    return f"{base[:13]}-{secrets.token_hex(3)}"  # 20 characters at most, as USERID asks

@@ -8,7 +8,7 @@ from sqlalchemy import or_, text
 from sqlmodel import select
 
 from ..boardview import BoardView, game_record, load_players, load_records
-from ..db import reading
+from ..db import probe_write, reading
 from ..games import game_names, get_game
 from ..models import Board, Player
 from . import boardpage
@@ -135,9 +135,21 @@ def board_record(board_id: int):
 
 @bp.get("/healthz")
 def healthz():
+    """200 when the database answers and takes writes; otherwise 503 and a sentence
+    saying which (a read-only database would refuse every move and mail)."""
+    engine = service().engine
     try:
-        with reading(service().engine) as session:
+        with reading(engine) as session:
             session.exec(text("SELECT 1")).one()
     except Exception as error:  # any database failure means "not healthy"
-        return jsonify(status="error", database=str(error.__class__.__name__)), 503
+        return _unhealthy(error, "The database cannot be reached.")
+    try:
+        probe_write(engine)
+    except Exception as error:
+        return _unhealthy(error, "The database refuses writes (is it read-only?): "
+                                 "no move and no mail can be saved.")
     return jsonify(status="ok", database="ok")
+
+
+def _unhealthy(error: Exception, sentence: str):
+    return jsonify(status="error", database=error.__class__.__name__, error=sentence), 503
