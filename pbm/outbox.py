@@ -17,7 +17,6 @@ One mail's failure, whatever raised it, never stops the rest of its batch.
 from __future__ import annotations
 
 import atexit
-import email.policy
 import logging
 import threading
 import time
@@ -31,6 +30,7 @@ from sqlmodel import Session, select
 
 from .config import Settings
 from .db import reading, transaction
+from .mail.outbound import WIRE, WIRE_UTF8
 from .mail.transport import DeliveryError, Transport, ascii_address, open_transport
 from .models import OutboxMail, utcnow
 
@@ -55,11 +55,11 @@ def queue(session: Session, message: EmailMessage, board_id: int | None, now: da
     domain in ``To`` (any relay takes it); a non-ASCII local part keeps UTF-8
     headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
     recipient = str(message["To"])
-    wire_policy = email.policy.SMTP
+    wire_policy = WIRE
     if not recipient.isascii():
         ascii_recipient = ascii_address(recipient)
         if ascii_recipient is None:
-            wire_policy = email.policy.SMTPUTF8
+            wire_policy = WIRE_UTF8
         else:
             message.replace_header("To", ascii_recipient)
     row = OutboxMail(
