@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
+from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
 from .games import Game, Outcome, get_game
@@ -98,7 +99,13 @@ def _remember(key: bytes, data: dict, ended: Outcome | None) -> None:
 
 
 def load_players(session: Session, board: Board) -> tuple[Player, Player]:
-    return session.get(Player, board.seat0_id), session.get(Player, board.seat1_id)
+    """The board's two players (one query for those the session does not hold yet)."""
+    ids = (board.seat0_id, board.seat1_id)
+    held = {i: session.identity_map.get(identity_key(Player, i)) for i in ids}
+    missing = [i for i, player in held.items() if player is None]
+    if missing:
+        held.update((p.id, p) for p in session.exec(select(Player).where(Player.id.in_(missing))).all())
+    return held[ids[0]], held[ids[1]]
 
 
 # What the views read of a log entry. Plain rows, not ORM objects: a page or mail of

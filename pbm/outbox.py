@@ -152,14 +152,18 @@ def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: d
     if not results:
         return
     failures = []
+    sent = [row for row, error in results if error is None]
     with transaction(engine) as session:
+        if sent:  # one statement: claims are unique, so no row matches another's claim
+            session.execute(update(OutboxMail).where(
+                OutboxMail.id.in_([row.id for row in sent]), OutboxMail.claim.in_([row.claim for row in sent]),
+                OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
+                                                       last_error=None))
         for row, error in results:
+            if error is None:
+                continue
             ours = and_(OutboxMail.id == row.id, OutboxMail.claim == row.claim,
                         OutboxMail.status == "sending")
-            if error is None:
-                session.execute(update(OutboxMail).where(ours).values(
-                    status="sent", sent_at=now, claimed_until=None, last_error=None))
-                continue
             given_up = row.attempts >= MAX_ATTEMPTS
             changed = session.execute(update(OutboxMail).where(ours).values(
                 status="failed" if given_up else "pending", claimed_until=None,
