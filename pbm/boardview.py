@@ -11,7 +11,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from sqlalchemy.orm.util import identity_key
@@ -145,6 +145,7 @@ class BoardView:
     state: object
     outcome: Outcome | None
     at_move: int  # number of log entries applied
+    _texts: dict = field(default_factory=dict, repr=False, compare=False)  # (recent, legal) -> text()
 
     @classmethod
     def current(cls, board: Board, players, records) -> "BoardView":
@@ -205,7 +206,13 @@ class BoardView:
         return self.game.diagram(self.state, legal=legal and self.is_latest)
 
     def text(self, recent: int | None = 10, legal: bool = False) -> str:
-        """Header, status, recent moves and the diagram, as plain text."""
+        """Header, status, recent moves and the diagram, as plain text (worked out once
+        per view: both players' board mails show the same)."""
+        if (recent, legal) not in self._texts:
+            self._texts[(recent, legal)] = self._text(recent, legal)
+        return self._texts[(recent, legal)]
+
+    def _text(self, recent: int | None, legal: bool) -> str:
         b = self.board
         parts = [f"{self.game.title} Board {b.id}: {self.side(0)} vs {self.side(1)}"]
         if not self.is_latest:
