@@ -43,10 +43,41 @@ def ending(game: Game, kind: str, seat: int | None) -> Outcome:
     if kind == "expire":
         return Outcome(None, "it expired while both players could act (scoring was not finished)",
                        kind="expiry")
+    if kind == "draw":
+        reason = "the players agreed" if seat is not None else "a draw offer was still open at expiry"
+        return Outcome(None, reason, kind="agreement")
     raise ValueError(f"unknown log entry kind {kind!r}")
 
 
-MOVES = ("move", "auto")  # log kinds that are moves: a player's, or one the server played (forced)
+OWN_MOVES = ("move", "queued")  # log kinds that are moves a player chose (queued: played when its turn came)
+MOVES = (*OWN_MOVES, "auto")  # log kinds that are moves, the ones the server played (forced) included
+
+
+def undo_target(text: str) -> int:
+    """The first log number an ``undo N`` entry takes back."""
+    return int(text.split()[1])
+
+
+def in_force(log: Sequence[LogEntry]) -> list[tuple[int, LogEntry]]:
+    """The (number, entry) pairs of the log that stand: every ``undo N`` entry
+    removes, with itself, the entries from number N on that stood before it."""
+    standing: list[tuple[int, LogEntry]] = []
+    for number, entry in enumerate(log, 1):
+        if entry.kind == "undo":
+            first = undo_target(entry.text)
+            standing = [(n, e) for n, e in standing if n < first]
+        else:
+            standing.append((number, entry))
+    return standing
+
+
+def taken_back(records: Sequence[MoveRecord]) -> set[int]:
+    """The numbers of the given records that an ``undo`` among them took back."""
+    gone: set[int] = set()
+    for r in records:
+        if r.kind == "undo":
+            gone.update(range(undo_target(r.text), r.number))
+    return gone
 
 
 CHECKPOINT_EVERY = 25  # log entries between the positions ``replay`` remembers
@@ -56,14 +87,17 @@ _checkpoints_lock = threading.Lock()
 
 
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
-    """The game state and outcome after the given log entries.
+    """The game state and outcome after the given log entries (those taken back
+    by an ``undo`` entry left out).
 
-    Every ``CHECKPOINT_EVERY`` entries the position is remembered in this process
-    (least recently used first forgotten), keyed by a digest of the game, its options
-    and every entry up to there, so a replay of a long log starts from the latest
-    position seen before and costs at most ``CHECKPOINT_EVERY`` moves, never the
-    whole game; a log that differs anywhere has other keys. Positions are kept as
-    the game's JSON, so each replay works on a state of its own."""
+    Every ``CHECKPOINT_EVERY`` standing entries the position is remembered in this
+    process (least recently used first forgotten), keyed by a digest of the game,
+    its options and every standing entry up to there, so a replay of a long log
+    starts from the latest position seen before and costs at most
+    ``CHECKPOINT_EVERY`` moves, never the whole game; a log that differs anywhere
+    has other keys. Positions are kept as the game's JSON, so each replay works
+    on a state of its own."""
+    log = [entry for _, entry in in_force(log)]
     digest = hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
     keys: list[bytes] = []  # the key of the position after entry CHECKPOINT_EVERY * (i + 1)
     for count, entry in enumerate(log, 1):
@@ -125,7 +159,7 @@ def load_records(session: Session, board: Board, last: int | None = None) -> lis
 
 def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):
     """The game's record file (filename, mime type, bytes), for games that have one (Go: SGF)."""
-    log = [(r.seat, "move" if r.kind in MOVES else r.kind, r.text) for r in records]
+    log = [(e.seat, "move" if e.kind in MOVES else e.kind, e.text) for _, e in in_force(log_entries(records))]
     return game.game_record(board.options, log, (players[0].userid, players[1].userid),
                             Outcome.from_json(board.outcome), board.created_at.strftime("%Y-%m-%d"))
 
@@ -195,12 +229,31 @@ class BoardView:
 
     def move_lines(self, last: int | None = None) -> list[str]:
         records = self.records[-last:] if last else self.records
+        gone = taken_back(self.records)
         lines = []
         for r in records:
             who = self.name(r.seat) if r.seat is not None else "server"
-            text = r.text if r.kind == "move" else f"{r.text} (forced)" if r.kind == "auto" else r.kind
-            lines.append(f"{r.number:>4}. {who:<12} {text}")
+            if r.kind == "undo":
+                first = undo_target(r.text)
+                span = f"move {first}" if first == r.number - 1 else f"moves {first}-{r.number - 1}"
+                text = f"undo accepted ({span} taken back)"
+            elif r.kind == "draw":
+                text = "draw agreed" if r.seat is not None else "draw (the offer was open at expiry)"
+            else:
+                text = {"move": r.text, "auto": f"{r.text} (forced)", "queued": f"{r.text} (queued)"}.get(
+                    r.kind, r.kind)
+            lines.append(f"{r.number:>4}. {who:<12} {text}{' (taken back)' if r.number in gone else ''}")
         return lines
+
+    def pending_line(self) -> str | None:
+        """The open request (an undo or a draw offer) on the latest position, as a sentence."""
+        b = self.board
+        if not self.is_latest or b.status != "active" or b.request_kind is None:
+            return None
+        asker, other = self.name(b.request_seat), self.name(1 - b.request_seat)
+        if b.request_kind == "undo":
+            return f"{asker} asks to take back move {b.request_move}; {other} may accept or reject."
+        return f"{asker} offers a draw; {other} may accept or reject."
 
     def diagram(self, legal: bool = False) -> str:
         return self.game.diagram(self.state, legal=legal and self.is_latest)
@@ -218,6 +271,8 @@ class BoardView:
         if not self.is_latest:
             parts.append(f"Position after move {self.at_move} of {b.move_count}.")
         parts.append(self.status_line())
+        if pending := self.pending_line():
+            parts.append(pending)
         if detail := self.game.status(self.state):
             parts.append(detail)
         parts.append("")
@@ -243,6 +298,7 @@ class BoardView:
                        "at": r.created_at.isoformat()} for r in self.records],
             "to_move": self.name(self.to_move()) if self.to_move() is not None else None,
             "outcome": self.outcome.to_json() if self.outcome else None,
+            "request": self.pending_line(),
             "state": self.game.to_json(self.state),
             "diagram": self.game.diagram(self.state),
             "last_move_at": b.last_move_at.isoformat(),

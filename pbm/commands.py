@@ -13,8 +13,13 @@ from dataclasses import dataclass, field
 from .games import game_names
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
-                "move", "resign", "show", "history")
-GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview")
+                "move", "resign", "show", "history",
+                "message", "vacation", "add", "signoff", "all")  # social
+GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview",
+              "subscribe", "unsubscribe", "chat",  # social
+              *("standings", "ratings", "accept", "reject", "limit"))  # ratings and challenge control
+MOVE_LATER_VERBS = ("queue", "submit", "confirm")  # a move kept for later (service.requests)
+GAME_VERBS += MOVE_LATER_VERBS
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -28,10 +33,31 @@ USAGE = {
     "list": "<game> list",
     "history": "<game> history <board>",
     "preview": "<game> preview <board>[#n] <move> [<move> ...]",
+    # social
+    "subscribe": "<game> subscribe <board> <userid> <password>   or   <game> subscribe <userid> <password> all",
+    "unsubscribe": "<game> unsubscribe <board> <userid> <password>   or   "
+                   "<game> unsubscribe <userid> <password> all",
+    "chat": "<game> chat <board> <userid> <password>   (the body of the mail is the chat)",
+    "message": "message <userid> <password> <userid> [<userid> ...]   (the body of the mail is the message)",
+    "vacation": "vacation <userid> <password> <days>   or   vacation <userid> <password> off",
+    "add": "add <userid> <password> <email>",
+    "signoff": "signoff <userid> <password>",
+    "all": "all show <userid> [next | active]",
+    # ratings and challenge control
+    "standings": "<game> standings   or   <game> ratings",
+    "accept": "<game> accept <userid> <password>",
+    "reject": "<game> reject <userid> <password>",
+    "limit": "<game> limit <userid> <password> <n>   (0: no limit)",
+    # a move kept for later (service.requests)
+    "queue": "<game> queue <board> <userid> <password> <move>",
+    "submit": "<game> submit <board> <userid> <password> <move>",
+    "confirm": "<game> confirm <board> <userid> <password>",
 }
 
 
-AUTHENTICATED = ("move", "change_password", "change_address")  # verbs whose password is checked
+AUTHENTICATED = ("move", "change_password", "change_address",  # verbs whose password is checked
+                 "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",
+                 "accept", "reject", "limit", *MOVE_LATER_VERBS)
 SECRET = "********"
 
 
@@ -45,9 +71,11 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    verb: str  # help signup change_password change_address challenge move resign show games history
+    verb: str  # help signup change_password change_address challenge move show games history preview
+    # (resign is a move), subscribe unsubscribe chat message vacation add signoff standings accept
+    # reject limit, and the MOVE_LATER_VERBS
     game: str | None = None
-    board: int | None = None
+    board: int | None = None  # (subscribe/unsubscribe: None for every new board of the game)
     userid: str | None = None
     password: str | None = None
     move: str | None = None  # move text, as typed
@@ -124,6 +152,8 @@ def parse_command(line: str) -> Command:
         raise CommandError(
             f"{words[0]!r} is neither a command nor a game; games are {', '.join(game_names())}.",
             "help")
+    if verb == "signoff" and words[0].lower() != "signoff":
+        raise CommandError("signoff closes your account: write the word in full.", USAGE["signoff"])
     return _parse_verb(verb, None, words[1:])
 
 
@@ -144,8 +174,14 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return _parse_games(game, rest)
     if verb == "multiple":
         return Command("multiple")
+    if verb in SOCIAL_VERBS:
+        return _parse_social(verb, game, rest)
     if verb == "challenge":
         return _parse_challenge(game, rest)
+    if verb in ("standings", "ratings"):
+        return Command("standings", game=game)
+    if verb in ("accept", "reject", "limit"):
+        return _parse_policy(verb, game, rest)
     if verb == "preview":
         _need(rest, 2, verb)
         board, number = _board(rest[0], verb)
@@ -154,6 +190,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         _need(rest, 1, verb)
         board, number = _board(rest[0], verb)
         return Command(verb, game=game, board=board, number=number)
+    if verb in MOVE_LATER_VERBS:
+        return _parse_move_later(verb, game, rest)
     if verb == "resign":
         _need(rest, 3, verb)
         board, _ = _board(rest[0], verb)
@@ -170,6 +208,18 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         raise CommandError("The move is missing after the password.", USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
+
+
+def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
+    """``queue``/``submit <board> <userid> <password> <move>``, ``confirm <board> <userid> <password>``."""
+    if game is None:
+        raise CommandError("Say which game: start the line with the game's name.", USAGE[verb])
+    _need(rest, 3 if verb == "confirm" else 4, verb)
+    board, _ = _board(rest[0], verb)
+    move = " ".join(rest[3:]).strip() or None
+    if verb == "confirm" and move:
+        raise CommandError("confirm takes no move: it plays the move you submitted.", USAGE[verb])
+    return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move)
 
 
 GAMES_FILTERS = ("next", "active", "all")
@@ -222,3 +272,58 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         else:
             options[key] = value if value else "true"
     return Command("challenge", game=game, args=(users[0], users[1]), options=options, timing=timing)
+
+
+# social: watching boards, chat, messages, vacations, more addresses, signing off
+
+SOCIAL_VERBS = ("subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff", "all")
+
+
+def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
+    if verb == "all":  # all show <userid> [next|active]: the boards of every game
+        if not rest or match_word(rest[0], ("show", "games"), "word after all") is None:
+            raise CommandError("After 'all' comes 'show' and a userid.", USAGE["all"])
+        return _parse_games(None, rest[1:])
+    if verb in ("subscribe", "unsubscribe"):
+        if len(rest) == 3 and rest[2].lower() == "all":
+            return Command(verb, game=game, userid=rest[0].lower(), password=rest[1])
+        if len(rest) != 3:
+            raise CommandError(f"{verb} needs a board, your userid and your password (or your userid, "
+                               "your password and 'all').", USAGE[verb])
+        board, _ = _board(rest[0], verb)
+        return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
+    if verb == "chat":
+        _need(rest, 3, verb)
+        board, _ = _board(rest[0], verb)
+        return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
+    if verb == "message":
+        _need(rest, 3, verb)
+        return Command(verb, userid=rest[0].lower(), password=rest[1], args=tuple(w.lower() for w in rest[2:]))
+    if verb == "vacation":
+        _need(rest, 3, verb)
+        days = rest[2].lower()
+        if days != "off" and not re.fullmatch(r"[0-9]{1,3}", days):
+            raise CommandError(f"{rest[2]!r} is neither a number of days nor 'off'.", USAGE[verb])
+        return Command(verb, userid=rest[0].lower(), password=rest[1], args=(days,))
+    if verb == "add":
+        _need(rest, 3, verb)
+        return Command(verb, userid=rest[0].lower(), password=rest[1], args=(rest[2],))
+    _need(rest, 2, verb)  # signoff
+    return Command(verb, userid=rest[0].lower(), password=rest[1])
+
+
+MAX_BOARD_LIMIT = 1000  # the largest n in "<game> limit <userid> <password> <n>"
+
+
+def _parse_policy(verb: str, game: str, rest: list[str]) -> Command:
+    """``<game> accept|reject <userid> <password>``, ``<game> limit <userid> <password> <n>``."""
+    _need(rest, 3 if verb == "limit" else 2, verb)
+    if len(rest) > (3 if verb == "limit" else 2):
+        raise CommandError(f"The {verb} command takes no more words than that.", USAGE[verb])
+    args: tuple[str, ...] = ()
+    if verb == "limit":
+        if not (rest[2].isascii() and rest[2].isdigit()) or int(rest[2]) > MAX_BOARD_LIMIT:
+            raise CommandError(f"{rest[2]!r} is not a number of boards from 0 (no limit) to {MAX_BOARD_LIMIT}.",
+                               USAGE[verb])
+        args = (str(int(rest[2])),)
+    return Command(verb, game=game, userid=rest[0].lower(), password=rest[1], args=args)

@@ -44,6 +44,8 @@ class Player(SQLModel, table=True):
     display_name: Optional[str] = Field(default=None, max_length=40)  # how pages name a browser seat
     # (Host, Guest, or what was chosen on /new); None: the userid
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    closed_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)  # signed off: no login,
+    # no address; the userid stays so records read and nobody takes it again
 
 
 class Room(SQLModel, table=True):
@@ -97,6 +99,19 @@ class Board(SQLModel, table=True):
     newround_votes: int = 0  # bit per seat: asked for a new round after the game
     next_board_id: Optional[int] = None  # the new round's board
     room_id: Optional[int] = Field(default=None, foreign_key="room.id", index=True)  # started in the browser
+    # An open request to the other seat (``requests``): ``undo`` (take back to before
+    # log entry ``request_move``) or ``draw`` (an offer); any new log entry ends it.
+    request_kind: Optional[str] = Field(default=None, max_length=6)
+    request_seat: Optional[int] = None
+    request_move: Optional[int] = None
+    # A move kept for ``queued_seat`` until its turn comes, played then (``queue``).
+    queued_seat: Optional[int] = None
+    queued_move: Optional[str] = Field(default=None, max_length=200)
+    # A move shown by ``submit``, played by ``confirm`` while the log still has
+    # ``submitted_at_move`` entries.
+    submitted_seat: Optional[int] = None
+    submitted_move: Optional[str] = Field(default=None, max_length=200)
+    submitted_at_move: Optional[int] = None
     version: Optional[int] = Field(default=None, sa_column=_board_version)
 
     # A stale write (someone else changed the board first) raises StaleDataError.
@@ -120,10 +135,13 @@ class MoveRecord(SQLModel, table=True):
     """One entry of a board's append-only log.
 
     kind: ``move`` (text is the canonical move), ``auto`` (a forced move the
-    server played for that seat), ``resign``, ``decline`` (refused before
+    server played for that seat), ``queued`` (a move the seat queued, played
+    when its turn came), ``resign``, ``decline`` (refused before
     the seat's first move), ``forfeit`` (the seat to move ran out of time),
-    ``cancel`` (expired before both players had moved) or ``expire``
-    (expired while both could act, as in Go's scoring).
+    ``cancel`` (expired before both players had moved), ``expire``
+    (expired while both could act, as in Go's scoring), ``undo`` (text
+    ``undo N``: entries N onward are taken back, by agreement) or ``draw``
+    (a draw offer accepted, or still open at expiry: seat None).
     """
 
     __tablename__ = "move"
@@ -212,3 +230,115 @@ class UsedToken(SQLModel, table=True):
 
     token: str = Field(primary_key=True, max_length=100)
     used_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+
+
+class PlayerAddress(SQLModel, table=True):
+    """Another address of an account (``add``), confirmed by a reply from it: mail
+    from it counts as the player's; board mails still go to ``Player.email``."""
+
+    __tablename__ = "player_address"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    email: str = Field(max_length=254, unique=True)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Subscription(SQLModel, table=True):
+    """A player watching boards: ``board_id`` one board; None every board of ``game``
+    created from ``created_at`` on. ``watching`` False: this board is left out of an
+    all-boards subscription (``unsubscribe <board>``)."""
+
+    __tablename__ = "subscription"
+    __table_args__ = (sa.UniqueConstraint("player_id", "game", "board_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    game: str = Field(max_length=20, index=True)
+    board_id: Optional[int] = Field(default=None, foreign_key="board.id", index=True)
+    watching: bool = True
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Chat(SQLModel, table=True):
+    """Words about a board (``chat``) from a player or a watcher; part of the board's
+    record beside the move log (``after_move``: how many log entries came before)."""
+
+    __tablename__ = "chat"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    board_id: int = Field(foreign_key="board.id", index=True)
+    player_id: int = Field(foreign_key="player.id")
+    after_move: int
+    text: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Vacation(SQLModel, table=True):
+    """A player away: no reminders and no expiry on their boards until ``until``
+    (or ``off``); ``ended_at`` None while it runs. ``days``: the days it counts
+    against the yearly allowance (the days taken, once it has ended)."""
+
+    __tablename__ = "vacation"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    started_at: datetime = Field(sa_type=UTCDateTime, index=True)
+    until: datetime = Field(sa_type=UTCDateTime, index=True)
+    ended_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
+    days: int
+
+
+class Rating(SQLModel, table=True):
+    """A player's Glicko-2 rating in one game, and their rated results in it. Changed
+    only by ``service.ratings`` when a rated game ends (each change is a ``RatingChange``)."""
+
+    __tablename__ = "rating"
+    __table_args__ = (sa.UniqueConstraint("player_id", "game"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id")
+    game: str = Field(max_length=20, index=True)
+    rating: float
+    deviation: float  # Glicko's RD, in rating points
+    volatility: float
+    games: int = 0  # rated games finished
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class RatingChange(SQLModel, table=True):
+    """How one rated game moved one player's rating: written once, in the transaction
+    that ended the board (the unique key makes a second count impossible)."""
+
+    __tablename__ = "rating_change"
+    __table_args__ = (sa.UniqueConstraint("board_id", "player_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    board_id: int = Field(foreign_key="board.id")
+    player_id: int = Field(foreign_key="player.id", index=True)
+    game: str = Field(max_length=20)
+    score: float  # 1 won, 0.5 drawn, 0 lost
+    rating_before: float
+    deviation_before: float
+    rating_after: float
+    deviation_after: float
+    volatility_after: float
+    games: int  # the player's rated games of this game, this one included
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class ChallengePolicy(SQLModel, table=True):
+    """Whether a player takes challenges to one game, and at most how many active
+    boards of it they want (None: no limit). No row: accepts, no limit."""
+
+    __tablename__ = "challenge_policy"
+    __table_args__ = (sa.UniqueConstraint("player_id", "game"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id")
+    game: str = Field(max_length=20)
+    accepts: bool = True
+    board_limit: Optional[int] = None

@@ -17,12 +17,12 @@ from sqlalchemy import or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import BoardView, ending, load_players, replay, log_entries, load_records
+from ..boardview import OWN_MOVES, BoardView, ending, load_players, replay, log_entries, load_records
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
 from ..models import Board, MoveRecord, Player
-from . import letters
+from . import letters, ratings
 from .errors import PlayerError
 from .unit import Unit, run
 
@@ -89,17 +89,28 @@ def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board 
     return board, acting_seat(session, board, seat)
 
 
+def bounded(comment: str) -> str:
+    """A comment as it is passed on: at most MAX_COMMENT characters, saying when it was cut."""
+    if len(comment) > MAX_COMMENT:
+        return comment[:MAX_COMMENT].rstrip() + "\n[... the rest was cut]"
+    return comment
+
+
 def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
            outcome: Outcome | None, comment: str = "") -> MoveRecord:
-    """Add one entry to the board's log and update its cache, turn and deadlines."""
-    if len(comment) > MAX_COMMENT:
-        comment = comment[:MAX_COMMENT].rstrip() + "\n[... the rest was cut]"
+    """Add one entry to the board's log and update its cache, turn and deadlines.
+    The entry ends any open request (it was about the position before); the end of
+    the game or an undo also drops a queued move; an entry that ends the game moves
+    the players' ratings (``ratings.game_over``)."""
     record = MoveRecord(board_id=board.id, number=board.move_count + 1, seat=seat, kind=kind, text=text,
-                        comment=comment, created_at=unit.now)
+                        comment=bounded(comment), created_at=unit.now)
     unit.session.add(record)
     board.state = stored(game, state)
     board.move_count = record.number
     board.last_move_at = unit.now
+    board.request_kind = board.request_seat = board.request_move = None
+    if outcome is not None or kind == "undo":
+        board.queued_seat = board.queued_move = None
     if outcome is not None:
         board.status, board.outcome, board.to_move = "finished", outcome.to_json(), None
         board.nag_due_at = board.expire_due_at = None
@@ -109,13 +120,18 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
         board.expire_due_at = unit.now + timedelta(days=board.expire_days)
         board.nagged_at = None
     unit.session.add(board)
+    if outcome is not None:
+        ratings.game_over(unit, board, outcome)  # every end of a game passes here
     unit.board_changed(board)
     return record
 
 
 def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", number: int | None = None) -> None:
-    """``seat`` plays ``text`` (a move, ``resign`` or ``newround``) on a locked board;
-    forced replies follow; both players get the board mail. PlayerError otherwise."""
+    """``seat`` plays ``text`` (a move, ``resign``, ``decline``, ``newround``, or one of
+    ``requests.WORDS``) on a locked board; forced replies and the other player's queued
+    move follow; both players get the board mail. PlayerError otherwise."""
+    from . import requests  # requests builds on this module
+
     game = get_game(board.game)
     players = load_players(unit.session, board)
     text = text.strip()
@@ -130,6 +146,9 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         raise PlayerError(f"You sent move #{number}, but the next move on board {board.id} is "
                           f"#{expected}; the board changed since you looked.")
     state = current_state(game, board)
+    if text.lower() in requests.WORDS:
+        requests.answer(unit, board, game, seat, text.lower(), players, comment)
+        return
     if text.lower() == "decline":
         decline(unit, board, game, seat, state, players, comment)
         return
@@ -147,16 +166,17 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         state = game.apply(state, seat, move)
     except MoveError as error:
         raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")") from None
+    notes = requests.lapse(board, seat, players)  # before the entry ends the open request
     record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
-    forced = play_forced(unit, board, game, state, players)
-    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced)
+    forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
+    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced, notes=notes)
 
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
     """The challenged player refuses the board before making a move: cancelled, unrated."""
     moved = unit.session.exec(select(MoveRecord.id).where(
-        MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind == "move")).first()
+        MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))).first()
     if moved is not None:
         raise PlayerError(f"You have moved on board {board.id} already; a game can only be declined before "
                           "your first move (resign ends it instead).")
@@ -184,7 +204,8 @@ def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[st
 
 
 def end(unit: Unit, board: Board, kind: str, seat: int | None) -> Outcome:
-    """End an active board without a move: ``forfeit``, ``cancel`` or ``expire``."""
+    """End an active board without a move: ``forfeit``, ``cancel``, ``expire``, or
+    ``draw`` (a draw offer still open at expiry)."""
     game = get_game(board.game)
     outcome = ending(game, kind, seat)
     append(unit, board, game, kind=kind, seat=seat, text=kind, state=current_state(game, board),

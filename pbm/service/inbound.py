@@ -16,7 +16,7 @@ from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
-from . import accounts, boards, letters
+from . import accounts, boards, letters, requests
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -115,7 +115,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     players = load_players(unit.session, board)  # held: the session forgets unreferenced players,
     # and the move that follows mails both
     player = players[seat]
-    if player.email != unit.mail.sender:
+    if unit.mail.sender not in accounts.addresses(unit.session, player):
         raise PlayerError(f"This reply address belongs to {player.userid} on board {board.id}; only "
                           f"{player.userid}'s registered address may use it, and yours is "
                           f"{unit.mail.sender}.", USAGE["move"])
@@ -146,7 +146,7 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
             return False
 
     words = line.split()
-    if words[0].lower() in ("resign", "newround") or is_move(line):
+    if words[0].lower() in ("resign", "newround", *requests.WORDS) or is_move(line):
         return line, comment
     readings = []
     for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move

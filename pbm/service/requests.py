@@ -1,0 +1,220 @@
+"""Requests between the two players of a board, and moves kept for later.
+
+* ``undo`` asks to take back the asker's last move, ``propose`` offers a draw;
+  the other player answers ``accept`` or ``reject`` (all four are sent as
+  moves). One request is open per board at a time; any new log entry ends it
+  (``boards.append``): a move by the asker withdraws it, a move by the other
+  player declines it. An accepted undo is the log entry ``undo N``: the entries
+  from N on are taken back (the asker's last move, and whatever followed it),
+  and the replay leaves them out; an accepted draw is the entry ``draw``.
+* ``queue`` keeps one move while it is not the player's turn and plays it (log
+  kind ``queued``) the moment the turn comes; a move that has become illegal by
+  then is reported to its player only, and nothing is played.
+* ``submit`` mails the position after a move without playing it; ``confirm``
+  plays it while the board is still as it was.
+"""
+
+from __future__ import annotations
+
+from ..boardview import OWN_MOVES, BoardView, LogEntry, ending, in_force, load_players, load_records, \
+    log_entries, replay
+from ..commands import USAGE, Command
+from ..games import Game, InvalidMoveError, MoveError, get_game
+from ..models import Board, Player
+from . import accounts, boards, letters
+from .computer import USERID as COMPUTER
+from .errors import PlayerError
+from .unit import Unit
+
+ASKING = {"undo": "undo", "propose": "draw"}  # the move word -> the request it opens
+ANSWERS = ("accept", "reject")
+WORDS = (*ASKING, *ANSWERS)  # the moves this module answers (``boards.play`` hands them here)
+NOT_QUEUEABLE = (*WORDS, "resign", "decline", "newround")
+MAX_QUEUED = 200  # characters of a queued move (the column's width; moves are far shorter)
+
+
+def _name(player: Player) -> str:
+    return player.display_name or player.userid
+
+
+def describe(board: Board, players) -> str:
+    """The open request, as the object of a sentence: "alice's offer of a draw"."""
+    asker = _name(players[board.request_seat])
+    if board.request_kind == "undo":
+        return f"{asker}'s request to take back move {board.request_move}"
+    return f"{asker}'s offer of a draw"
+
+
+def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, comment: str) -> None:
+    """``seat`` sends one of WORDS on its active, locked board."""
+    if word in ASKING:
+        _ask(unit, board, seat, ASKING[word], players, comment)
+    elif board.request_kind is None:
+        raise PlayerError(f"There is no open request on board {board.id} to {word}; \"undo\" asks to take "
+                          "back your last move, \"propose\" offers a draw.")
+    elif board.request_seat == seat:
+        raise PlayerError(f"You made {describe(board, players)} on board {board.id} yourself; "
+                          f"{_name(players[1 - seat])} answers it (a move of yours withdraws it).")
+    elif word == "reject":
+        note = f"{_name(players[seat])} rejected {describe(board, players)}."
+        board.request_kind = board.request_seat = board.request_move = None
+        unit.session.add(board)
+        unit.board_changed(board)
+        letters.board_mails(unit, board, players, comment=boards.bounded(comment), mover=seat, notes=(note,))
+    elif board.request_kind == "draw":
+        note = f"{_name(players[seat])} accepted {describe(board, players)}."
+        record = boards.append(unit, board, game, kind="draw", seat=seat, text="draw",
+                               state=boards.current_state(game, board), outcome=ending(game, "draw", seat),
+                               comment=comment)
+        letters.board_mails(unit, board, players, comment=record.comment, mover=seat, notes=(note,))
+    else:
+        _take_back(unit, board, game, seat, players, comment)
+
+
+def _ask(unit: Unit, board: Board, seat: int, kind: str, players, comment: str) -> None:
+    if players[1 - seat].userid == COMPUTER:
+        raise PlayerError("The computer neither takes back moves nor agrees to draws; play on, or resign.")
+    if board.request_kind is not None:
+        raise PlayerError(f"Board {board.id} already has an open request ({describe(board, players)}); "
+                          "only one may be open at a time, until it is answered or a move is made.")
+    first = None
+    if kind == "undo":
+        own = [number for number, entry in in_force(log_entries(load_records(unit.session, board)))
+               if entry.kind in OWN_MOVES and entry.seat == seat]
+        if not own:
+            raise PlayerError(f"You have made no move on board {board.id} that could be taken back.")
+        first = own[-1]
+    board.request_kind, board.request_seat, board.request_move = kind, seat, first
+    unit.session.add(board)
+    unit.board_changed(board)
+    letters.board_mails(unit, board, players, comment=boards.bounded(comment), mover=seat)
+
+
+def _take_back(unit: Unit, board: Board, game: Game, seat: int, players, comment: str) -> None:
+    """The undo request is accepted: the log gets ``undo N``, the position is replayed without
+    the entries from N on, and a queued move (meant for a position that is gone) is dropped."""
+    first, last = board.request_move, board.move_count
+    note = (f"{_name(players[seat])} accepted {describe(board, players)}: "
+            + (f"move {first} is" if first == last else f"moves {first} to {last} are") + " taken back.")
+    text = f"undo {first}"
+    entries = [*log_entries(load_records(unit.session, board)), LogEntry("undo", seat, text)]
+    state, outcome = replay(game, board.options, entries)
+    record = boards.append(unit, board, game, kind="undo", seat=seat, text=text, state=state, outcome=outcome,
+                           comment=comment)
+    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, notes=(note,))
+
+
+def lapse(board: Board, seat: int, players) -> tuple[str, ...]:
+    """What becomes of the open request when ``seat`` makes a move instead of answering
+    it (the entry the move adds ends it): a sentence for the board mail."""
+    if board.request_kind is None:
+        return ()
+    if board.request_seat == seat:
+        return (f"{_name(players[seat])} moved, which withdraws {describe(board, players)}.",)
+    return (f"{_name(players[seat])} moved instead of answering, which declines {describe(board, players)}.",)
+
+
+def play_queued(unit: Unit, board: Board, game: Game, players) -> list[str]:
+    """Play the queued move if its player's turn has come (a sentence for the board mail);
+    a move that has become illegal is dropped and its player alone is told why."""
+    seat, text = board.queued_seat, board.queued_move
+    if seat is None or board.status != "active":
+        return []
+    state = boards.current_state(game, board)
+    if seat not in game.actors(state):
+        return []
+    board.queued_seat = board.queued_move = None
+    unit.session.add(board)
+    try:
+        move = game.parse_move(text, state)
+        state = game.apply(state, seat, move)
+    except MoveError as error:
+        letters.send(unit, players[seat].email, "queued_failed", board=board, game=game, move=text,
+                     reason=str(error), reply_to=letters.player_reply_to(unit, board, seat))
+        return []
+    played = game.format_move(move)
+    boards.append(unit, board, game, kind="queued", seat=seat, text=played, state=state,
+                  outcome=game.outcome(state))
+    return [f"{_name(players[seat])}'s queued move {played} was played (move {board.move_count}).",
+            *boards.play_forced(unit, board, game, state, players)]
+
+
+def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Player]]:
+    """The locked board, the sender's seat on it and its players; PlayerError unless the
+    password is right, the sender plays there, and the board is still being played."""
+    board = boards.lock(unit, command.board, command.game)
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb])
+    seat = board.seat_of(player.id)
+    if seat is None:
+        raise PlayerError(f"{player.userid} is not a player on board {board.id}.")
+    players = load_players(unit.session, board)
+    if board.status != "active":
+        view = BoardView.current(board, players, [])
+        raise PlayerError(f"Board {board.id} is finished ({view.status_line()}); no more moves can be made.")
+    return board, seat, players
+
+
+def queue(unit: Unit, command: Command, comment: str) -> None:
+    """``<game> queue <board> <userid> <password> <move>``: keep the move for when it is
+    the player's turn (a new queue replaces it); on their turn, play it now."""
+    board, seat, players = _seated(unit, command)
+    game = get_game(board.game)
+    state = boards.current_state(game, board)
+    if seat in game.actors(state):
+        boards.play(unit, board, seat, command.move, comment)
+        return
+    if command.move.lower() in NOT_QUEUEABLE:
+        raise PlayerError(f"Only a move on the board can be queued; send {command.move.lower()} with the "
+                          "move command.", USAGE["move"])
+    if len(command.move) > MAX_QUEUED:
+        raise PlayerError(f"A queued move is at most {MAX_QUEUED} characters long.", USAGE["queue"])
+    try:
+        text = game.format_move(game.parse_move(command.move, state))
+    except InvalidMoveError as error:  # the notation is wrong whatever the opponent plays
+        raise PlayerError(str(error), USAGE["queue"]) from None
+    except MoveError:
+        text = command.move  # illegal now; it may be legal when the turn comes
+    replaced = board.queued_move if board.queued_seat == seat else None
+    board.queued_seat, board.queued_move = seat, text
+    unit.session.add(board)
+    letters.send(unit, unit.mail.sender, "queued", board=board, game=game, move=text, replaced=replaced,
+                 opponent=_name(players[1 - seat]))
+
+
+def submit(unit: Unit, command: Command, comment: str) -> None:
+    """``<game> submit <board> <userid> <password> <move>``: mail the position after the
+    move, unplayed; ``confirm`` plays it."""
+    board, seat, players = _seated(unit, command)
+    game = get_game(board.game)
+    state = boards.current_state(game, board)
+    if seat not in game.actors(state):
+        raise PlayerError(f"It is not your turn on board {board.id}; a move for when it is can be kept with "
+                          "the queue command.", USAGE["queue"])
+    try:
+        move = game.parse_move(command.move, state)
+        state = game.apply(state, seat, move)
+    except MoveError as error:
+        raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")") from None
+    board.submitted_seat, board.submitted_move = seat, game.format_move(move)
+    board.submitted_at_move = board.move_count
+    unit.session.add(board)
+    view = BoardView(board, game, players, [], state, game.outcome(state), board.move_count)
+    letters.send(unit, unit.mail.sender, "submitted", board=board, view=view, move=board.submitted_move,
+                 userid=players[seat].userid)
+
+
+def confirm(unit: Unit, command: Command, comment: str) -> None:
+    """``<game> confirm <board> <userid> <password>``: play the submitted move, if the
+    board has not changed since it was submitted."""
+    board, seat, _ = _seated(unit, command)
+    if board.submitted_seat != seat or board.submitted_move is None:
+        raise PlayerError(f"You have submitted no move on board {board.id}, so there is nothing to confirm.",
+                          USAGE["submit"])
+    move, at = board.submitted_move, board.submitted_at_move
+    if at != board.move_count:
+        raise PlayerError(f"Board {board.id} has changed since you submitted {move} (it had {at} moves, now "
+                          f"{board.move_count}); nothing was played. Look at the board and submit again.",
+                          USAGE["submit"])
+    board.submitted_seat = board.submitted_move = board.submitted_at_move = None
+    unit.session.add(board)
+    boards.play(unit, board, seat, move, comment, at + 1)
