@@ -1,12 +1,12 @@
 """``make bench``: whole games through ``POST /inbound/email`` against the
 production server (``pbm serve``, waitress) on loopback, by several
 concurrent clients; prints moves per second and latency percentiles for
-SQLite (the one embedded process) and, when one answers at 127.0.0.1:5432,
-PostgreSQL (``--processes`` server processes); by reply mail and by the
-``move`` command with a password. Then ``breakdown.py`` (where a move's time
-goes, flat cost late in a game) and ``engines.py``.
+SQLite and, when one answers at 127.0.0.1:5432, PostgreSQL; by reply mail and
+by the ``move`` command with a password. Then ``breakdown.py`` (where a move's
+time goes, flat cost late in a game) and ``engines.py``; ``workers.py`` runs
+the reply path on gunicorn with several worker processes.
 
-A figure, not a pass/fail test. Options: --clients, --games, --size, --processes.
+A figure, not a pass/fail test. Options: --clients, --games, --size.
 """
 
 from __future__ import annotations
@@ -78,12 +78,11 @@ def reply_tags(maildir: str) -> dict[tuple[int, str], str]:
     return tags
 
 
-def play_games(bases: list[str], maildir: str, clients: int, games: int, size: int, seed: int,
-               password: bool):
-    """Whole games by ``clients`` threads (client i talks to server process i mod the
-    number of processes): by reply mail, or with ``password`` by the ``move``
-    command with userid and password in the Subject."""
-    client = Client(bases[0])
+def play_games(base: str, maildir: str, clients: int, games: int, size: int, seed: int,
+               password: bool = False):
+    """Whole games by ``clients`` threads: by reply mail, or with ``password`` by the
+    ``move`` command with userid and password in the Subject."""
+    client = Client(base)
     pairs = []
     for i in range(clients * games):
         a, b = f"b{i}a@bench.test", f"b{i}b@bench.test"
@@ -114,10 +113,9 @@ def play_games(bases: list[str], maildir: str, clients: int, games: int, size: i
         return mail(sender, "pbm@bench.test", f"greatkingdom move {board} {userid} pw{number}xx {move}")
 
     def run(worker: int):
-        own = Client(bases[worker % len(bases)])
         for board, _, _ in pairs[worker::clients]:
             for sender, move in scripts[board]:
-                answer, seconds = own.post(move_mail(board, sender, move))
+                answer, seconds = client.post(move_mail(board, sender, move))
                 if answer["status"] != "applied":
                     raise SystemExit(f"board {board}: {answer}")
                 with lock:
@@ -137,41 +135,33 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def bench_backend(name: str, database_url: str, processes: int, args, password: bool = False) -> None:
-    """Start ``processes`` servers (``pbm serve``; all but the first without a
-    scheduler) on one database and play the games through them."""
+def bench_backend(name: str, database_url: str, args, password: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": tmp,
                "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test",
                "PBM_LOG_LEVEL": "WARNING"}
         subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True,
                        capture_output=True)
-        servers, bases = [], []
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port),
+                                   "--threads", str(max(8, args.clients * 2))], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
         try:
-            for number in range(processes):
-                port = free_port()
-                servers.append(subprocess.Popen(
-                    [sys.executable, "-m", "pbm.cli", "serve", "--port", str(port),
-                     "--threads", str(max(8, args.clients * 2))] + (["--no-scheduler"] if number else []),
-                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-                bases.append(f"http://127.0.0.1:{port}")
-            for base in bases:
-                for _ in range(200):
-                    try:
-                        urllib.request.urlopen(base + "/healthz", timeout=1).read()
-                        break
-                    except OSError:
-                        time.sleep(0.05)
-            latencies, seconds = play_games(bases, f"{tmp}/outbox", args.clients, args.games, args.size,
+            for _ in range(200):
+                try:
+                    urllib.request.urlopen(base + "/healthz", timeout=1).read()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            latencies, seconds = play_games(base, f"{tmp}/outbox", args.clients, args.games, args.size,
                                             args.seed, password)
         finally:
-            for server in servers:
-                server.terminate()
-            for server in servers:
-                server.wait(timeout=30)
+            server.terminate()
+            server.wait(timeout=30)
     moves = len(latencies)
     label = f"{name}{' +password' if password else ''}"
-    print(f"{label:<20} {processes:>5} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
+    print(f"{label:<20} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
           f"{percentile(latencies, 50) * 1000:>8.1f} {percentile(latencies, 99) * 1000:>8.1f} "
           f"{statistics.mean(latencies) * 1000:>8.1f}", flush=True)
 
@@ -199,27 +189,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=2, help="games per client")
     parser.add_argument("--size", type=int, default=9)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--processes", type=int, default=os.cpu_count() or 2,
-                        help="server processes on PostgreSQL (SQLite: one, the embedded server)")
     args = parser.parse_args()
     print(f"Whole Great Kingdom games ({args.size}x{args.size}, random legal moves) through POST "
           f"/inbound/email,\n{args.clients} concurrent clients x {args.games} games each, waitress on "
           "loopback; by reply mail, and (+password) by the move command with a password in the Subject;\n"
           "latency = one move, request to committed answer.\n")
-    print(f"{'backend':<20} {'procs':>5} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} "
-          f"{'p99 ms':>8} {'mean ms':>8}")
+    print(f"{'backend':<20} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'mean ms':>8}")
     for password in (False, True):
         with tempfile.TemporaryDirectory() as tmp:
-            bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", 1, args, password)
+            bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password)
         url, drop = postgres_database()
         if url is None:
             print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
             continue
         try:
-            bench_backend("postgresql", url, args.processes, args, password)
+            bench_backend("postgresql", url, args, password)
         finally:
             drop()
-    for extra in ("breakdown.py", "engines.py"):  # figures in one process, one request at a time
+    for extra in ("breakdown.py", "engines.py"):
         print()
         subprocess.run([sys.executable, str(ROOT / "benchmarks" / extra)], check=True)
 
