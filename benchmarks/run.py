@@ -1,7 +1,10 @@
 """``make bench``: whole games through ``POST /inbound/email`` against the
 production server (``pbm serve``, waitress) on loopback, by several
 concurrent clients; prints moves per second and latency percentiles for
-SQLite and, when one answers at 127.0.0.1:5432, PostgreSQL.
+SQLite and, when one answers at 127.0.0.1:5432, PostgreSQL; by reply mail and
+by the ``move`` command with a password. Then ``breakdown.py`` (where a move's
+time goes, flat cost late in a game) and ``engines.py``; ``workers.py`` runs
+the reply path on gunicorn with several worker processes.
 
 A figure, not a pass/fail test. Options: --clients, --games, --size.
 """
@@ -75,7 +78,10 @@ def reply_tags(maildir: str) -> dict[tuple[int, str], str]:
     return tags
 
 
-def play_games(base: str, maildir: str, clients: int, games: int, size: int, seed: int):
+def play_games(base: str, maildir: str, clients: int, games: int, size: int, seed: int,
+               password: bool = False):
+    """Whole games by ``clients`` threads: by reply mail, or with ``password`` by the
+    ``move`` command with userid and password in the Subject."""
     client = Client(base)
     pairs = []
     for i in range(clients * games):
@@ -99,10 +105,17 @@ def play_games(base: str, maildir: str, clients: int, games: int, size: int, see
             state = game.apply(state, seat, move)
         scripts[board] = script
 
+    def move_mail(board: int, sender: str, move: str) -> bytes:
+        if not password:
+            return mail(sender, tags[(board, sender)], "Re: board", move)
+        userid = sender.partition("@")[0]
+        number = userid[1:-1]
+        return mail(sender, "pbm@bench.test", f"greatkingdom move {board} {userid} pw{number}xx {move}")
+
     def run(worker: int):
         for board, _, _ in pairs[worker::clients]:
             for sender, move in scripts[board]:
-                answer, seconds = client.post(mail(sender, tags[(board, sender)], "Re: board", move))
+                answer, seconds = client.post(move_mail(board, sender, move))
                 if answer["status"] != "applied":
                     raise SystemExit(f"board {board}: {answer}")
                 with lock:
@@ -122,7 +135,7 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def bench_backend(name: str, database_url: str, args) -> None:
+def bench_backend(name: str, database_url: str, args, password: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": tmp,
                "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test",
@@ -142,14 +155,15 @@ def bench_backend(name: str, database_url: str, args) -> None:
                 except OSError:
                     time.sleep(0.05)
             latencies, seconds = play_games(base, f"{tmp}/outbox", args.clients, args.games, args.size,
-                                            args.seed)
+                                            args.seed, password)
         finally:
             server.terminate()
             server.wait(timeout=30)
     moves = len(latencies)
-    print(f"{name:<11} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
+    label = f"{name}{' +password' if password else ''}"
+    print(f"{label:<20} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
           f"{percentile(latencies, 50) * 1000:>8.1f} {percentile(latencies, 99) * 1000:>8.1f} "
-          f"{statistics.mean(latencies) * 1000:>8.1f}")
+          f"{statistics.mean(latencies) * 1000:>8.1f}", flush=True)
 
 
 def postgres_database():
@@ -176,25 +190,26 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=9)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    print(f"Whole Great Kingdom games ({args.size}x{args.size}, random legal moves) by reply mail "
-          f"through POST /inbound/email,\n{args.clients} concurrent clients x {args.games} games each, "
-          "waitress on loopback; latency = one move, request to committed answer.\n")
-    print(f"{'backend':<11} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+    print(f"Whole Great Kingdom games ({args.size}x{args.size}, random legal moves) through POST "
+          f"/inbound/email,\n{args.clients} concurrent clients x {args.games} games each, waitress on "
+          "loopback; by reply mail, and (+password) by the move command with a password in the Subject;\n"
+          "latency = one move, request to committed answer.\n")
+    print(f"{'backend':<20} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'mean ms':>8}")
-    with tempfile.TemporaryDirectory() as tmp:
-        bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args)
-    url, drop = postgres_database()
-    if url is None:
-        print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
-    else:
+    for password in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password)
+        url, drop = postgres_database()
+        if url is None:
+            print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
+            continue
         try:
-            bench_backend("postgresql", url, args)
+            bench_backend("postgresql", url, args, password)
         finally:
             drop()
-    extra = ROOT / "benchmarks" / "engines.py"
-    if extra.exists():
+    for extra in ("breakdown.py", "engines.py"):
         print()
-        subprocess.run([sys.executable, str(extra)], check=True)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / extra)], check=True)
 
 
 if __name__ == "__main__":

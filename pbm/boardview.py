@@ -1,14 +1,20 @@
 """A board as text and JSON, shared by the board mails and the web pages.
 
-``replay`` rebuilds a position from the move log (the truth); the web's
-``?move=k`` and the ``show <board>#n`` command use it.
+``replay`` rebuilds a position from the move log (the truth), from the nearest
+position it remembers; the web's ``?move=k`` and the ``show <board>#n`` command
+use it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Sequence
 
+from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
 from .games import Game, Outcome, get_game
@@ -74,26 +80,78 @@ def taken_back(records: Sequence[MoveRecord]) -> set[int]:
     return gone
 
 
+CHECKPOINT_EVERY = 25  # log entries between the positions ``replay`` remembers
+MAX_CHECKPOINTS = 1000  # remembered positions per process (a 19x19 Go position is ~10 kB)
+_checkpoints: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
+_checkpoints_lock = threading.Lock()
+
+
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     """The game state and outcome after the given log entries (those taken back
-    by an ``undo`` entry left out)."""
-    state = game.initial_state(options)
-    ended: Outcome | None = None
-    for _, entry in in_force(log):
+    by an ``undo`` entry left out).
+
+    Every ``CHECKPOINT_EVERY`` standing entries the position is remembered in this
+    process (least recently used first forgotten), keyed by a digest of the game,
+    its options and every standing entry up to there, so a replay of a long log
+    starts from the latest position seen before and costs at most
+    ``CHECKPOINT_EVERY`` moves, never the whole game; a log that differs anywhere
+    has other keys. Positions are kept as the game's JSON, so each replay works
+    on a state of its own."""
+    log = [entry for _, entry in in_force(log)]
+    digest = hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
+    keys: list[bytes] = []  # the key of the position after entry CHECKPOINT_EVERY * (i + 1)
+    for count, entry in enumerate(log, 1):
+        digest.update(f"{len(entry.kind)}:{entry.kind}:{entry.seat}:{len(entry.text)}:{entry.text};".encode())
+        if count % CHECKPOINT_EVERY == 0:
+            keys.append(digest.copy().digest())
+    start, state, ended = 0, None, None
+    with _checkpoints_lock:
+        for index in range(len(keys) - 1, -1, -1):
+            if keys[index] in _checkpoints:
+                _checkpoints.move_to_end(keys[index])
+                (data, ended), start = _checkpoints[keys[index]], (index + 1) * CHECKPOINT_EVERY
+                state = game.from_json(data)
+                break
+    if state is None:
+        state = game.initial_state(options)
+    for count in range(start + 1, len(log) + 1):
+        entry = log[count - 1]
         if entry.kind in MOVES:
             state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
         else:
             ended = ending(game, entry.kind, entry.seat)
+        if count % CHECKPOINT_EVERY == 0:
+            _remember(keys[count // CHECKPOINT_EVERY - 1], game.to_json(state), ended)
     return state, ended or game.outcome(state)
 
 
+def _remember(key: bytes, data: dict, ended: Outcome | None) -> None:
+    with _checkpoints_lock:
+        _checkpoints[key] = (data, ended)
+        if len(_checkpoints) > MAX_CHECKPOINTS:
+            _checkpoints.popitem(last=False)
+
+
 def load_players(session: Session, board: Board) -> tuple[Player, Player]:
-    return session.get(Player, board.seat0_id), session.get(Player, board.seat1_id)
+    """The board's two players (one query for those the session does not hold yet)."""
+    ids = (board.seat0_id, board.seat1_id)
+    held = {i: session.identity_map.get(identity_key(Player, i)) for i in ids}
+    missing = [i for i, player in held.items() if player is None]
+    if missing:
+        held.update((p.id, p) for p in session.exec(select(Player).where(Player.id.in_(missing))).all())
+    return held[ids[0]], held[ids[1]]
 
 
-def load_records(session: Session, board: Board, last: int | None = None) -> list[MoveRecord]:
-    """The board's log in order; with ``last``, only its final entries."""
-    query = select(MoveRecord).where(MoveRecord.board_id == board.id)
+# What the views read of a log entry. Plain rows, not ORM objects: a page or mail of
+# a long game reads hundreds, and building tracked objects cost most of its time.
+RECORD_COLUMNS = (MoveRecord.number, MoveRecord.seat, MoveRecord.kind, MoveRecord.text, MoveRecord.comment,
+                  MoveRecord.created_at)
+
+
+def load_records(session: Session, board: Board, last: int | None = None) -> list:
+    """The board's log in order, as read-only rows with ``RECORD_COLUMNS``' names;
+    with ``last``, only its final entries."""
+    query = select(*RECORD_COLUMNS).where(MoveRecord.board_id == board.id)
     if last is None:
         return list(session.exec(query.order_by(MoveRecord.number)).all())
     return list(reversed(session.exec(query.order_by(MoveRecord.number.desc()).limit(last)).all()))
@@ -121,6 +179,7 @@ class BoardView:
     state: object
     outcome: Outcome | None
     at_move: int  # number of log entries applied
+    _texts: dict = field(default_factory=dict, repr=False, compare=False)  # (recent, legal) -> text()
 
     @classmethod
     def current(cls, board: Board, players, records) -> "BoardView":
@@ -200,7 +259,13 @@ class BoardView:
         return self.game.diagram(self.state, legal=legal and self.is_latest)
 
     def text(self, recent: int | None = 10, legal: bool = False) -> str:
-        """Header, status, recent moves and the diagram, as plain text."""
+        """Header, status, recent moves and the diagram, as plain text (worked out once
+        per view: both players' board mails show the same)."""
+        if (recent, legal) not in self._texts:
+            self._texts[(recent, legal)] = self._text(recent, legal)
+        return self._texts[(recent, legal)]
+
+    def _text(self, recent: int | None, legal: bool) -> str:
         b = self.board
         parts = [f"{self.game.title} Board {b.id}: {self.side(0)} vs {self.side(1)}"]
         if not self.is_latest:

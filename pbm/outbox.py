@@ -7,8 +7,9 @@ due: a failed attempt (retried later with back-off and the same Message-ID)
 or a lease that ran out because the process died.
 
 Each mail is marked sent in its own transaction the moment the relay accepts
-it (a local Maildir batch, written within microseconds, in one), so a crash
-can repeat only the mail in flight: delivery is at least once, never lost,
+it (a local Maildir batch, written within microseconds, in one; deliveries
+that finish at once share one: group commit), so a crash can repeat only the
+mail in flight: delivery is at least once, never lost,
 and a repeat carries the same Message-ID. A mail that
 fails ``MAX_ATTEMPTS`` times is marked ``failed`` and logged at ERROR, once.
 One mail's failure, whatever raised it, never stops the rest of its batch.
@@ -17,20 +18,21 @@ One mail's failure, whatever raised it, never stops the rest of its batch.
 from __future__ import annotations
 
 import atexit
-import email.policy
 import logging
 import threading
 import time
 import uuid
+import weakref
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
-from sqlalchemy import Select, and_, or_, update
+from sqlalchemy import Select, and_, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from .config import Settings
 from .db import reading, transaction
+from .mail.outbound import WIRE, WIRE_UTF8
 from .mail.transport import DeliveryError, Transport, ascii_address, open_transport
 from .models import OutboxMail, utcnow
 
@@ -55,11 +57,11 @@ def queue(session: Session, message: EmailMessage, board_id: int | None, now: da
     domain in ``To`` (any relay takes it); a non-ASCII local part keeps UTF-8
     headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
     recipient = str(message["To"])
-    wire_policy = email.policy.SMTP
+    wire_policy = WIRE
     if not recipient.isascii():
         ascii_recipient = ascii_address(recipient)
         if ascii_recipient is None:
-            wire_policy = email.policy.SMTPUTF8
+            wire_policy = WIRE_UTF8
         else:
             message.replace_header("To", ascii_recipient)
     row = OutboxMail(
@@ -114,7 +116,8 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], no
     Over a relay each result is recorded before the next mail goes, so a crash
     can repeat only the mail in flight. A local transport takes a batch within
     microseconds, so its results are recorded together: one write transaction,
-    which under load is a wait for the write lock, instead of one per mail."""
+    which under load is a wait for the write lock, instead of one per mail (and
+    concurrent deliveries share it, see ``_record``)."""
     results: list[tuple[OutboxMail, str | None]] = []
     sent = 0
     with open_transport(settings) as transport:
@@ -141,25 +144,56 @@ def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str |
     return None
 
 
+_turns: "weakref.WeakKeyDictionary[Engine, tuple[threading.Lock, list]]" = weakref.WeakKeyDictionary()
+_turns_lock = threading.Lock()
+
+
 def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: datetime) -> None:
-    """Write attempts' results (row, None when sent or else the error) in one
-    transaction, each only while this claim still holds its row."""
+    """Write attempts' results (row, None when sent or else the error), each only
+    while this claim still holds its row; returns once they are written.
+
+    Concurrent callers share one write transaction (group commit): results wait in
+    a list per engine, and the caller that gets the engine's turn writes everything
+    waiting, so a caller whose results went with another's returns at once. (If
+    that transaction fails, its rows stay claimed until the lease ends and the
+    sweep sends them again, as for a crash.)"""
     if not results:
         return
+    with _turns_lock:
+        turn, waiting = _turns.setdefault(engine, (threading.Lock(), []))
+        waiting.extend((row, error, now) for row, error in results)
+    with turn:
+        with _turns_lock:
+            batch = waiting[:]
+            waiting.clear()
+        if batch:
+            _write_results(engine, batch)
+
+
+def _write_results(engine: Engine, batch: list[tuple[OutboxMail, str | None, datetime]]) -> None:
+    sent_at: dict[datetime, list[OutboxMail]] = {}
     failures = []
     with transaction(engine) as session:
-        for row, error in results:
+        if engine.dialect.name == "postgresql":
+            # Losing this mark in a crash only sends the mail again (at least once, same
+            # Message-ID), so it need not wait for the log flush, as the move's commit does.
+            session.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        for row, error, now in batch:
+            if error is None:
+                sent_at.setdefault(now, []).append(row)
+                continue
             ours = and_(OutboxMail.id == row.id, OutboxMail.claim == row.claim,
                         OutboxMail.status == "sending")
-            if error is None:
-                session.execute(update(OutboxMail).where(ours).values(
-                    status="sent", sent_at=now, claimed_until=None, last_error=None))
-                continue
             given_up = row.attempts >= MAX_ATTEMPTS
             changed = session.execute(update(OutboxMail).where(ours).values(
                 status="failed" if given_up else "pending", claimed_until=None,
                 next_attempt_at=now + backoff(row.attempts), last_error=error[:2000])).rowcount
             failures.append((row, error, given_up and changed))
+        for now, rows in sent_at.items():  # claims are unique: no row matches another row's claim
+            session.execute(update(OutboxMail).where(
+                OutboxMail.id.in_([row.id for row in rows]), OutboxMail.claim.in_([row.claim for row in rows]),
+                OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
+                                                       last_error=None))
     for row, error, given_up in failures:
         if given_up:
             log.error("mail %s to %s failed for good after %d attempts; last error: %s",

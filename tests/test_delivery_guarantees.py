@@ -104,6 +104,29 @@ def test_concurrent_moves_on_one_board_only_one_applies(server, outbox, board):
         assert b.move_count == 1 and b.state["turn"] == 1
 
 
+def test_mails_of_concurrent_units_are_all_delivered_and_marked_sent(server, outbox, board):
+    """Deliveries that finish together share the write that marks them sent; each
+    request returns only once its own answer is marked."""
+    barrier = threading.Barrier(6)
+    seen = []  # (status of the request, statuses of its answer rows the moment it returned)
+
+    def send(number):
+        message_id = f"<show-{number}@players.test>"
+        barrier.wait()
+        status = server.handle_raw(make_mail(BOB, "greatkingdom show 101", message_id=message_id)).status
+        with reading(server.engine) as s:
+            answers = [row.status for row in s.exec(select(OutboxMail)).all() if message_id.encode() in row.raw]
+        seen.append((status, answers))
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [("applied", ["sent"])] * 6
+    assert len(outbox.new()) == 6
+
+
 def test_auto_replies_are_recorded_and_never_answered(server, outbox, board):
     raw = make_mail(BOB, "Out of office", "I am away", headers={"Auto-Submitted": "auto-replied"})
     assert server.handle_raw(raw).status == "ignored"

@@ -43,3 +43,21 @@ def test_an_unknown_userid_and_a_wrong_password_are_both_refused(players):
     players.send(ALICE, "greatkingdom challenge alice bob")
     unknown = players.send("x@evil.test", "greatkingdom move 101 nobody pw D4")
     assert unknown.status == "rejected" and "There is no player called nobody" in unknown.error
+
+
+def test_a_correct_password_costs_the_slow_hash_once_then_is_recognised(players, monkeypatch):
+    from pbm.service import passwords
+
+    hashed = []
+    slow = passwords.check_password_hash
+    monkeypatch.setattr(passwords, "check_password_hash", lambda h, pw: hashed.append(pw) or slow(h, pw))
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw F4").status == "applied"
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw C3").status == "applied"
+    assert hashed == ["alicepw", "bobpw"]  # alice's second move was recognised without the hash
+    wrong = players.send(ALICE, "greatkingdom move 101 alice alicepx G7")
+    assert wrong.status == "rejected" and hashed[-1] == "alicepx"  # a wrong one always costs the hash
+    players.send(ALICE, "change password alice alicepw newsecret")
+    stale = players.send(BOB, "greatkingdom move 101 alice alicepw G7")
+    assert "The password for alice is wrong." in stale.error  # the new hash: nothing old is recognised

@@ -231,6 +231,10 @@ class Game(Protocol):
     def legal_moves(self, state: State) -> Sequence[Move]:
         """Every legal move for the sides that may act (used for random playouts)."""
 
+    def only_move(self, state: State) -> Move | None:
+        """The one legal move when the rules leave the side to act exactly one, else
+        None (``Declared`` answers from ``legal_moves``; a game may answer sooner)."""
+
     def diagram(self, state: State, legal: bool = False) -> str:
         """The ASCII board, lines of at most 78 characters; with ``legal``, also mark
         where the player to move may play (for games that can)."""
@@ -272,6 +276,11 @@ class Declared:
     def with_defaults(self, options: dict) -> dict:
         """Stored options completed by the declared defaults."""
         return {**self.info.defaults(), **options}
+
+    def only_move(self, state):
+        """The one legal move, from ``legal_moves``, or None."""
+        moves = self.legal_moves(state)
+        return moves[0] if len(moves) == 1 else None
 
 
 class TurnBased(Declared):

@@ -176,9 +176,17 @@ class GreatKingdom(TurnBased):
     def legal_moves(self, state: GreatKingdomState) -> list:
         if state.outcome:
             return []
-        moves: list = [PASS]
+        return [PASS, *self._legal_points(state)]
+
+    def only_move(self, state: GreatKingdomState):
+        """Pass, when no castle can be built (asked after every move: stops at the first point)."""
+        if state.outcome or next(self._legal_points(state), None) is not None:
+            return None
+        return PASS
+
+    def _legal_points(self, state: GreatKingdomState):
         if state.stock[state.turn] == 0:
-            return moves
+            return
         size = state.size
         forbidden = territory(state.board, size, _colour(1 - state.turn))
         for index, value in enumerate(state.board):
@@ -189,8 +197,7 @@ class GreatKingdom(TurnBased):
                 self.apply(state, state.turn, point)
             except IllegalMoveError:
                 continue
-            moves.append(point)
-        return moves
+            yield point
 
     # -- presentation ------------------------------------------------------
 

@@ -159,7 +159,9 @@ class TwoDragons(TurnBased):
                                    f"{point_name(cx + 1, cy + 1)}.")
 
     def legal_points(self, state: TwoDragonsState, side: int) -> list[tuple[int, int]]:
-        points = []
+        return list(self._legal_points(state, side))
+
+    def _legal_points(self, state: TwoDragonsState, side: int):
         for i, value in enumerate(state.board):
             if value == EMPTY:
                 x, y = i % state.size, i // state.size
@@ -167,8 +169,13 @@ class TwoDragons(TurnBased):
                     self.check(state, side, x, y)
                 except IllegalMoveError:
                     continue
-                points.append((x, y))
-        return points
+                yield x, y
+
+    def only_move(self, state: TwoDragonsState):
+        """Pass, when no stone can be placed (asked after every move: stops at the first point)."""
+        if state.outcome or next(self._legal_points(state, state.turn), None) is not None:
+            return None
+        return PASS
 
     def apply(self, state: TwoDragonsState, side: int, move) -> TwoDragonsState:
         self.guard(state, side)

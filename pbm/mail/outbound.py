@@ -8,15 +8,48 @@ within 78 characters so boards arrive unwrapped.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import textwrap
 from datetime import datetime
+from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from email.utils import format_datetime, formataddr
 
 from ..config import Settings
 
 MAX_LINE = 78
+
+
+class _RememberedHeaders(HeaderRegistry):
+    """``email``'s header registry, remembering what it parsed: the server writes the
+    same few header values again and again (its From, a player's To and Reply-To, a
+    board's References), and parsing them was most of the cost of a mail. Header
+    objects are immutable strings, so sharing them is safe."""
+
+    @functools.lru_cache(maxsize=64)
+    def __getitem__(self, name: str):  # the stdlib builds a new class on every call
+        return super().__getitem__(name)
+
+    @functools.lru_cache(maxsize=4096)
+    def __call__(self, name: str, value: str):
+        return super().__call__(name, value)
+
+
+class _RememberedFolding(EmailPolicy):
+    """``email.policy.default`` that folds each distinct header once (same output)."""
+
+    @functools.lru_cache(maxsize=4096)
+    def _fold(self, name, value, refold_binary=False):
+        return super()._fold(name, value, refold_binary)
+
+
+# The policies of the mails the server writes: as ``email.policy.default`` (composing),
+# ``SMTP`` and ``SMTPUTF8`` (the bytes on the wire), with the work above remembered.
+COMPOSING = _RememberedFolding(header_factory=_RememberedHeaders())
+WIRE = COMPOSING.clone(linesep="\r\n")
+WIRE_UTF8 = WIRE.clone(utf8=True)
 
 
 def thread_id(settings: Settings, board_id: int) -> str:
@@ -52,7 +85,7 @@ def compose(settings: Settings, *, to: str, subject: str, body: str, now: dateti
             board_id: int | None = None, in_reply_to: str | None = None,
             attachments: list[tuple[str, str, bytes]] = ()) -> EmailMessage:
     """Build one outgoing mail. ``attachments`` are (filename, mime type, data)."""
-    message = EmailMessage()
+    message = EmailMessage(policy=COMPOSING)
     message["From"] = formataddr(("pbm", settings.server_address))
     message["To"] = to
     message["Subject"] = subject

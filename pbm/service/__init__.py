@@ -62,9 +62,11 @@ class Service:
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
         """Answer one parsed mail in one unit of work; a repeated Message-ID is a duplicate."""
         mail = replace(mail, sender=accounts.sender_address(mail.sender))
-        if self._seen(mail.message_id):
-            return Result(Status.DUPLICATE)
         request = None if mail.automatic else inbound.read(mail, self.settings)
+        # A repeat is caught by the unique Message-ID as the unit starts; looking first
+        # (a read transaction more per mail) only spares a repeat the password hash.
+        if request is not None and request.credentials and self._seen(mail.message_id):
+            return Result(Status.DUPLICATE)
         checked = passwords.precheck(self.engine, request.credentials if request else set(), mail.sender,
                                      now or utcnow())
 

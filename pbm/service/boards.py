@@ -191,10 +191,10 @@ def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[st
     sentences: list[str] = []
     while game.info.forced_moves and board.status == "active" and len(sentences) < MAX_FORCED:
         actors = game.actors(state)
-        moves = game.legal_moves(state) if len(actors) == 1 else []
-        if len(moves) != 1:
+        move = game.only_move(state) if len(actors) == 1 else None
+        if move is None:
             break
-        seat, move = actors[0], moves[0]
+        seat = actors[0]
         state = game.apply(state, seat, move)
         text = game.format_move(move)
         append(unit, board, game, kind="auto", seat=seat, text=text, state=state, outcome=game.outcome(state))

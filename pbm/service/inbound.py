@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..boardview import load_players
 from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
-from ..models import Player
 from . import accounts, boards, letters, requests
 from .errors import PlayerError
 from .handlers import HANDLERS
@@ -112,7 +112,9 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
         raise PlayerError(f"The address you replied to does not belong to board {board_id} or any other "
                           "board; reply to your latest board mail, or use the move command.", USAGE["move"])
     unit.board = board
-    player = unit.session.get(Player, board.player_id(seat))
+    players = load_players(unit.session, board)  # held: the session forgets unreferenced players,
+    # and the move that follows mails both
+    player = players[seat]
     if unit.mail.sender not in accounts.addresses(unit.session, player):
         raise PlayerError(f"This reply address belongs to {player.userid} on board {board.id}; only "
                           f"{player.userid}'s registered address may use it, and yours is "

@@ -1,6 +1,7 @@
 """Every registered game obeys the game interface (OpenSpiel's games_sim_test habit):
 random playouts, replay of the log equals the live state, JSON round trips,
-parse(format(m)) == m, finished games accept no move, diagrams fit a mail."""
+parse(format(m)) == m, ``only_move`` agrees with ``legal_moves``, finished games accept
+no move, diagrams fit a mail."""
 
 import json
 import random
@@ -51,6 +52,7 @@ def test_random_playout_obeys_the_interface(name, seed):
             break
         for m in extra:
             assert game.parse_move(game.format_move(m), state) == m
+        assert game.only_move(state) == (extra[0] if len(extra) == 1 else None)
     assert game.outcome(final) is not None, f"{name} seed {seed} did not finish"
     assert game.to_move(final) is None and game.actors(final) == ()
     assert list(game.legal_moves(final)) == []

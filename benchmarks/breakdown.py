@@ -1,0 +1,294 @@
+"""Where the time of one move goes, and whether a move costs the same late in a game.
+
+Part of ``make bench``. Everything runs in this process, one request at a time,
+through the Flask test client (``POST /inbound/email``, the same view the
+server runs), so the figures are about the code, not the machine's other load:
+
+- a per-move breakdown of a reply move: each stage's own time (exclusive: the
+  time spent in a stage's callees that are stages themselves counts for them),
+  plus deterministic counts per move: SQL statements, Python function calls
+  (cProfile) and bytes of mail written;
+- the flat-cost figures: a 19x19 Go reply move at move 10 and at move 300, a
+  board page and a ``show #n`` mail on a 10-move and a 300-move game.
+
+Run: ``.venv/bin/python benchmarks/breakdown.py [--moves 200] [--database URL]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import pstats
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import event
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pbm import migrate  # noqa: E402
+from pbm.games import get_game  # noqa: E402
+from pbm.web import create_app  # noqa: E402
+from run import mail  # noqa: E402  (the throughput benchmark beside this file)
+
+SERVER = "pbm@bench.test"
+
+
+class Stages:
+    """Exclusive wall time per stage: entering a stage pauses the one it was called from."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self.stack: list[tuple[str, float]] = []
+
+    def enter(self, stage: str) -> None:
+        now = time.perf_counter()
+        if self.stack:
+            outer, since = self.stack[-1]
+            self.seconds[outer] = self.seconds.get(outer, 0.0) + now - since
+        self.stack.append((stage, now))
+
+    def leave(self) -> None:
+        now = time.perf_counter()
+        stage, since = self.stack.pop()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - since
+        if self.stack:
+            self.stack[-1] = (self.stack[-1][0], now)
+
+    def wrap(self, owner, name: str, stage: str) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            self.enter(stage)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.leave()
+        setattr(owner, name, timed)
+
+
+STAGE_ORDER = ("HTTP, Flask, JSON answer", "mail parsing", "password check", "unit of work (ORM, flush)",
+               "command (handlers, ORM)",
+               "game rules", "SQL (driver, commit)", "composing mails", "delivery (Maildir)")
+
+
+def instrument(app, stages: Stages, game_name: str) -> dict:
+    """Put the stage timers on the hot path (at the names its callers use); returns
+    the counters the SQL events fill."""
+    import sqlalchemy.engine.default as default
+    import pbm.service as service
+    from pbm.service import inbound, letters, unit as unit_module
+
+    counts = {"statements": 0}
+    engine = app.extensions["pbm"].engine
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _before(*_):
+        counts["statements"] += 1
+        stages.enter("SQL (driver, commit)")
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _after(*_):
+        stages.leave()
+
+    @event.listens_for(engine, "handle_error")
+    def _failed(*_):
+        stages.leave()
+
+    stages.wrap(default.DefaultDialect, "do_commit", "SQL (driver, commit)")
+    stages.wrap(service, "parse_mail", "mail parsing")
+    stages.wrap(inbound, "read", "mail parsing")
+    stages.wrap(service.passwords, "precheck", "password check")
+    stages.wrap(service, "run", "unit of work (ORM, flush)")
+    stages.wrap(service.Service, "_seen", "unit of work (ORM, flush)")
+    stages.wrap(inbound, "answer", "command (handlers, ORM)")
+    for name in ("render", "compose"):
+        stages.wrap(letters, name, "composing mails")
+    stages.wrap(unit_module, "queue", "composing mails")
+    stages.wrap(unit_module, "deliver_after_commit", "delivery (Maildir)")
+    game_class = type(get_game(game_name))
+    for name in ("apply", "parse_move", "format_move", "legal_moves", "outcome", "actors", "to_move",
+                 "to_json", "from_json", "diagram", "status"):
+        stages.wrap(game_class, name, "game rules")
+    return counts
+
+
+def make_app(tmp: str, database_url: str | None):
+    url = database_url or f"sqlite:///{tmp}/breakdown.sqlite3"
+    migrate.upgrade(url)
+    return create_app({"database_url": url, "instance_path": tmp, "maildir": f"{tmp}/outbox",
+                       "mail_backend": "maildir", "server_address": SERVER,
+                       "base_url": "http://bench.test", "secret_key": "bench"})
+
+
+class Players:
+    """Two accounts and their boards, driven through the webhook of one app."""
+
+    def __init__(self, app, prefix: str):
+        self.client = app.test_client()
+        self.server = app.extensions["pbm"]
+        self.a, self.b = f"{prefix}a", f"{prefix}b"
+        for userid in (self.a, self.b):
+            self.post(mail(self.address(userid), SERVER, f"signup {userid} pw-{userid}"))
+
+    @staticmethod
+    def address(userid: str) -> str:
+        return f"{userid}@bench.test"
+
+    def post(self, raw: bytes) -> dict:
+        answer = self.client.post("/inbound/email", data=raw, headers={"Content-Type": "message/rfc822"})
+        return answer.get_json()
+
+    def challenge(self, game: str, options: str = "") -> tuple[int, dict[int, str]]:
+        answer = self.post(mail(self.address(self.a), SERVER, f"{game} challenge {self.a} {self.b} {options}"))
+        board = answer["board"]
+        from pbm.db import reading
+        from pbm.models import Board
+        with reading(self.server.engine) as session:
+            row = session.get(Board, board)
+            tokens = {0: row.token0, 1: row.token1}
+        return board, {seat: f"pbm+{board}.{token}@bench.test" for seat, token in tokens.items()}
+
+    def reply(self, board: int, tags: dict[int, str], seat: int, move: str) -> dict:
+        sender = self.address((self.a, self.b)[seat])
+        answer = self.post(mail(sender, tags[seat], "Re: board", move))
+        if answer["status"] != "applied":
+            raise SystemExit(f"board {board}: {move}: {answer}")
+        return answer
+
+
+def scripted_game(game_name: str, options: dict, moves: int, seed: int) -> list[tuple[int, str]]:
+    """(seat, move) for ``moves`` random legal moves (fewer if the game ends); Go avoids passing."""
+    game = get_game(game_name)
+    rng = random.Random(seed)
+    state, script = game.initial_state(game.parse_options(options)), []
+    while game.outcome(state) is None and len(script) < moves:
+        seat = game.to_move(state)
+        legal = [m for m in game.legal_moves(state) if m != "pass"] or game.legal_moves(state)
+        move = rng.choice(legal)
+        script.append((seat, game.format_move(move)))
+        state = game.apply(state, seat, move)
+    return script
+
+
+def breakdown(database_url: str | None, moves: int) -> None:
+    """Play ``moves`` Great Kingdom reply moves with the stage timers and print them per move."""
+    with tempfile.TemporaryDirectory() as tmp:
+        app = make_app(tmp, database_url)
+        players = Players(app, "p")
+        boards = []
+        while sum(len(s) for _, _, s in boards) < moves:
+            board, tags = players.challenge("greatkingdom", "-size=9")
+            boards.append((board, tags, scripted_game("greatkingdom", {"size": "9"}, 200, board)))
+        stages = Stages()
+        counts = instrument(app, stages, "greatkingdom")
+        profile = cProfile.Profile()
+        played, outbox = 0, Path(tmp, "outbox")
+        start = time.perf_counter()
+        stages.enter("HTTP, Flask, JSON answer")
+        profiled = 0
+        for board, tags, script in boards:
+            for seat, move in script[:moves - played]:
+                if played % 10 == 0:  # count calls on every tenth move (cProfile slows what it sees)
+                    profile.enable()
+                    players.reply(board, tags, seat, move)
+                    profile.disable()
+                    profiled += 1
+                else:
+                    players.reply(board, tags, seat, move)
+                played += 1
+        stages.leave()
+        total = time.perf_counter() - start
+        calls = pstats.Stats(profile).total_calls
+        written = sum(f.stat().st_size for f in outbox.rglob("*") if f.is_file())
+        app.extensions["pbm"].engine.dispose()
+    backend = "postgresql" if database_url else "sqlite"
+    print(f"Where a reply move's time goes ({backend}, {played} Great Kingdom 9x9 moves in one thread, "
+          "in-process through the webhook view; each stage's own time):")
+    for stage in STAGE_ORDER:
+        seconds = stages.seconds.get(stage, 0.0)
+        print(f"  {stage:<28} {seconds / played * 1000:>7.3f} ms  {seconds / total:>5.0%}")
+    print(f"  {'total':<28} {total / played * 1000:>7.3f} ms")
+    print(f"  per move: {counts['statements'] / played:.1f} SQL statements, "
+          f"{calls / profiled:,.0f} Python function calls, {written / played / 1024:.1f} KiB of mail written")
+
+
+def flat_cost(database_url: str | None, repeat: int) -> None:
+    """A 19x19 Go reply move, a board page and a ``show #n`` early and late in a game."""
+    with tempfile.TemporaryDirectory() as tmp:
+        app = make_app(tmp, database_url)
+        players = Players(app, "g")
+        script = scripted_game("go", {"size": "19"}, 300 + 2 * repeat, seed=7)
+        board, tags = players.challenge("go", "-size=19")
+        page = app.test_client()
+        figures: dict[str, dict[int, tuple[float, int]]] = {"reply move": {}, "board page": {},
+                                                             "show #n mail": {}}
+        played = 0
+        for mark in (10, 300):
+            for seat, move in script[played:mark - 1]:
+                players.reply(board, tags, seat, move)
+            played = mark - 1
+            times, counted = [], 0
+            for seat, move in script[played:played + 2 * repeat:2]:  # move `mark` (then later ones)
+                start = time.perf_counter()
+                if counted:
+                    players.reply(board, tags, seat, move)
+                else:
+                    counted = calls(lambda: players.reply(board, tags, seat, move))
+                times.append(time.perf_counter() - start)
+                other_seat, other = script[played + 1]
+                players.reply(board, tags, other_seat, other)
+                played += 2
+            figures["reply move"][mark] = statistics.median(times[1:]), counted
+            figures["board page"][mark] = measure(lambda: page.get(f"/games/{board}"), repeat)
+            show = f"show {board}#{played - 1}"
+            figures["show #n mail"][mark] = measure(
+                lambda: players.post(mail(players.address(players.a), SERVER, show)), repeat)
+        app.extensions["pbm"].engine.dispose()
+    print(f"Flat cost, 19x19 Go, in-process: median time of {repeat} and Python function calls, at move 10 "
+          "and at move 300 (show #n: the position of the last move)")
+    for name, at in figures.items():
+        (early, early_calls), (late, late_calls) = at[10], at[300]
+        print(f"  {name:<14} {early * 1000:>7.2f} ms {late * 1000:>7.2f} ms {late / early:>5.2f}x   "
+              f"{early_calls:>7,} calls {late_calls:>7,} calls {late_calls / early_calls:>5.2f}x")
+
+
+def measure(action, repeat: int) -> tuple[float, int]:
+    """The median time of ``action`` and the Python function calls it makes once."""
+    action()  # warm: templates compiled, caches filled
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), calls(action)
+
+
+def calls(action) -> int:
+    profile = cProfile.Profile()
+    profile.runcall(action)
+    return pstats.Stats(profile).total_calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--database", default=None, help="a PostgreSQL URL (default: a fresh SQLite file)")
+    parser.add_argument("--only", choices=("breakdown", "flat"), default=None)
+    args = parser.parse_args()
+    if args.only != "flat":
+        breakdown(args.database, args.moves)
+    if args.only != "breakdown":
+        flat_cost(args.database, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
