@@ -99,6 +99,16 @@ def _legacy_kind(reason: str) -> str:
 
 
 @dataclass(frozen=True)
+class Consequences:
+    """What a move did besides itself, for the move lists: the stones or goats it
+    captured, and the moves the rules then made on their own (Dragons' automatic
+    tiles, in move notation, listed as ``(Auto)``)."""
+
+    captures: int = 0
+    auto: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class OptionSpec:
     """One challenge option (``-size=9``): its type, default and bounds.
 
@@ -240,6 +250,10 @@ class Game(Protocol):
 
     def help_text(self) -> str: ...
 
+    def consequences(self, before: State, after: State) -> Consequences:
+        """What the move from ``before`` to ``after`` did besides itself (captures,
+        automatic moves); ``Declared`` answers nothing for games without either."""
+
     def to_json(self, state: State) -> dict: ...
 
     # Optional: ``game_record(options, log, players, outcome, date)`` returns a
@@ -272,6 +286,9 @@ class Declared:
     def with_defaults(self, options: dict) -> dict:
         """Stored options completed by the declared defaults."""
         return {**self.info.defaults(), **options}
+
+    def consequences(self, before, after) -> Consequences:
+        return Consequences()
 
 
 class TurnBased(Declared):

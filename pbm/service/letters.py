@@ -22,7 +22,6 @@ from . import ratings
 from .errors import PlayerError
 from .unit import Unit
 
-RECENT_MOVES = 10  # moves listed in a board mail
 MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
 MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
@@ -148,10 +147,10 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
     rating moved when it is over. A mail to both seats goes to the board's watchers
     too, without what is the players' own (the private link, the reply tag, the
     mover's comment)."""
-    view = BoardView.current(board, players, load_records(unit.session, board, last=RECENT_MOVES))
+    view = BoardView.current(board, players, load_records(unit.session, board))
     record = []
     if board.status == "finished" and view.game.info.record_format:
-        record = [game_record(view.game, board, players, load_records(unit.session, board))]
+        record = [game_record(view.game, board, players, view.records)]
     rated = ratings.movements(unit.session, board, players) if board.status == "finished" else []
     for seat in seats:
         player = players[seat]
