@@ -38,6 +38,17 @@ def test_replying_newround_to_the_new_round_mail_starts_the_round(game, outbox):
     assert latest_to(outbox, ALICE)["Subject"] == "Great Kingdom Board 102 alice"
 
 
+def test_replying_a_corrected_move_to_an_error_mail_plays_it(game, outbox):
+    refused = reply(game, outbox, ALICE, "Z99")
+    assert refused.status == "rejected"
+    error = latest_to(outbox, ALICE)
+    assert error["Subject"] == "Great Kingdom Board 101 Error" and error["Reply-To"] is not None
+    assert game.send(ALICE, "Re: Great Kingdom Board 101 Error", "D4", to=reply_address(error)).status == "applied"
+    game.send("someone@watching.test", "greatkingdom show 101#99")  # a watcher gets no player's tag
+    watcher = latest_to(outbox, "someone@watching.test")
+    assert watcher["Subject"] == "Great Kingdom Board 101 Error" and watcher["Reply-To"] is None
+
+
 @pytest.mark.parametrize("word, subject", [("help", "Great Kingdom help"),
                                            ("show", "Great Kingdom Board 101 alice"),
                                            ("history", "Great Kingdom Board 101 history"),

@@ -137,6 +137,15 @@ def watchers(session: Session, board: Board) -> list[Player]:
     return list(session.exec(select(Player).where(Player.id.in_(ids)).order_by(Player.userid)).all())
 
 
+def seat_of_sender(unit: Unit, board: Board) -> int | None:
+    """The seat on ``board`` of the player whose address (primary or added) sent the
+    mail being answered, or None."""
+    from .accounts import by_address  # accounts writes its mails through this module
+
+    player = by_address(unit.session, unit.mail.sender)
+    return board.seat_of(player.id) if player is not None else None
+
+
 def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, comment: str = "",
                 mover: int | None = None, occasion: str | None = None, seats=(0, 1),
                 invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), notes: tuple[str, ...] = (),
@@ -173,5 +182,8 @@ def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None
         title = f"{REGISTRY[board.game].title} Board {board.id} Error"
     else:
         title = f"{game.title} error" if game else "pbm error"
+    # A player answers an error about their board with the corrected move: by replying.
+    seat = seat_of_sender(unit, board) if board is not None else None
     send(unit, unit.mail.sender, "error", board=board, title=title, sentence=sentence, usage=usage,
+         reply_to=player_reply_to(unit, board, seat) if seat is not None else None,
          original=f"Subject: {unit.mail.subject}\n\n{unit.mail.body}")
