@@ -273,7 +273,7 @@ class BoardView:
             "status": b.status if self.is_latest else "history",
             "move": self.at_move,
             "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,
-                       "kind": r.kind, "move": r.text, "comment": r.comment,
+                       "kind": r.kind, "move": r.text, "commented": bool(r.comment),
                        "captures": done.captures if done else 0, "auto": list(done.auto) if done else [],
                        "at": r.created_at.isoformat()} for r, done in zip(self.records, self.consequences)],
             "to_move": self.name(self.to_move()) if self.to_move() is not None else None,

@@ -108,6 +108,35 @@ def test_go_scoring_mails_name_mark_done_resume(players, outbox):
     assert "mark <point>" in flat(latest_to(outbox, ALICE)) and "done" in flat(latest_to(outbox, BOB))
 
 
+def test_go_scoring_mails_show_whose_area_each_point_is(players, outbox):
+    players.send(ALICE, "go challenge alice bob")
+    for sender, move in ((ALICE, "E5"), (BOB, "D4"), (ALICE, "pass"), (BOB, "pass")):
+        assert reply(players, outbox, sender, move).status == "applied"
+    scoring = body(latest_to(outbox, ALICE))
+    assert "X Black  O White  b/w Black's/White's area" in scoring
+    assert "  4  .  .  .  O  .  .  .  .  .  4" in scoring  # the empty points touch both colours
+    reply(players, outbox, ALICE, "mark D4")
+    marked = body(latest_to(outbox, BOB))
+    assert "  5  b  b  b  b  X  b  b  b  b  5" in marked
+    assert "  4  b  b  b  o  b  b  b  b  b  4" in marked and "x/o dead" in marked
+    assert "Count: Black 81, White 7.5." in " ".join(marked.split())
+
+
+def test_an_unstarted_games_reminder_says_it_will_be_cancelled(players, outbox, server):
+    from freezegun import freeze_time
+
+    from pbm.scheduler import sweep
+
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "greatkingdom challenge alice bob --nagtime=1 --expiretime=2")
+        reply(players, outbox, ALICE, "D4")  # bob never answers
+    with freeze_time("2026-11-02 12:00:01"):
+        assert sweep(server)["reminders"] == 1
+    reminder = flat(latest_to(outbox, BOB))
+    assert "If no move arrives by 2026-11-03 12:00 UTC, the game is cancelled." in reminder
+    assert "forfeit" not in reminder
+
+
 def test_history_shows_comments_to_the_players_only(game, outbox):
     reply(game, outbox, ALICE, "D4\nmy secret plan")
     game.send(BOB, "greatkingdom history 101")
@@ -115,6 +144,22 @@ def test_history_shows_comments_to_the_players_only(game, outbox):
     game.send("someone@watching.test", "greatkingdom history 101")
     watcher = body(latest_to(outbox, "someone@watching.test"))
     assert "my secret plan" not in watcher and "(a comment for the players)" in watcher
+
+
+def test_pages_show_comments_to_the_players_only(game, outbox, client, server):
+    from pbm.db import reading
+    from pbm.models import Board
+
+    reply(game, outbox, ALICE, "D4\nmy secret plan")
+    with reading(server.engine) as session:
+        tokens = [session.get(Board, 101).token(seat) for seat in (0, 1)]
+    for token in tokens:
+        assert "my secret plan" in client.get(f"/play/{token}").get_data(as_text=True)
+    public = client.get("/games/101").get_data(as_text=True)
+    assert "my secret plan" not in public and "(a comment for the players)" in public
+    as_json = client.get("/games/101.json")
+    assert "my secret plan" not in as_json.get_data(as_text=True) and as_json.json["moves"][0]["commented"]
+    assert "my secret plan" not in client.get("/games/101.txt").get_data(as_text=True)
 
 
 def test_games_next_lists_the_boards_where_the_player_is_to_move(game, outbox):
