@@ -2,7 +2,7 @@
 
 import pytest
 
-from .conftest import body
+from .conftest import body, make_mail
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
 
@@ -171,9 +171,12 @@ def test_games_next_lists_the_boards_where_the_player_is_to_move(game, outbox):
     assert refused.status == "rejected" and "name the player" in refused.error
 
 
-def test_a_reply_move_reports_its_board(game, outbox):
+def test_a_reply_move_reports_its_board(game, outbox, client):
     result = reply(game, outbox, ALICE, "D4")
     assert (result.status, result.board) == ("applied", 101)
+    raw = make_mail(BOB, "Re: your board", "F6", to=reply_address(latest_to(outbox, BOB)))
+    answer = client.post("/inbound/email", data=raw, content_type="message/rfc822").json
+    assert answer == {"status": "applied", "board": 101, "error": None}  # the webhook's JSON too
 
 
 def test_the_challenged_player_may_decline_before_moving(game, outbox):
