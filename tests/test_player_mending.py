@@ -212,3 +212,12 @@ def test_preview_mails_the_position_after_hypothetical_moves_and_saves_nothing(g
     assert refused.status == "rejected" and "In the preview, E5:" in refused.error
     game.send(BOB, "greatkingdom show 101")
     assert "Moves" not in body(latest_to(outbox, BOB))  # nothing was played
+
+
+def test_the_readme_names_the_ports_and_its_swaks_lines_send_a_body():
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert "make run PORT=5600 SMTP_PORT=2600" in readme
+    swaks = [line for line in readme.splitlines() if line.startswith("swaks ")]
+    assert swaks and all("--body " in line for line in swaks)  # never swaks' own test text
