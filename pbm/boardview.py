@@ -12,12 +12,13 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
-from .games import Game, Outcome, get_game
+from .games import Consequences, Game, Outcome, get_game
 from .models import Board, MoveRecord, Player
 
 
@@ -49,6 +50,7 @@ def ending(game: Game, kind: str, seat: int | None) -> Outcome:
     raise ValueError(f"unknown log entry kind {kind!r}")
 
 
+RECENT_MOVES = 10  # moves listed in a board mail (their text shows all)
 OWN_MOVES = ("move", "queued")  # log kinds that are moves a player chose (queued: played when its turn came)
 MOVES = (*OWN_MOVES, "auto")  # log kinds that are moves, the ones the server played (forced) included
 
@@ -84,6 +86,24 @@ CHECKPOINT_EVERY = 25  # log entries between the positions ``replay`` remembers
 MAX_CHECKPOINTS = 1000  # remembered positions per process (a 19x19 Go position is ~10 kB)
 _checkpoints: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
 _checkpoints_lock = threading.Lock()
+
+
+def move_consequences(game: Game, options: dict, log: Sequence[LogEntry]) -> list[Consequences | None]:
+    """What each log entry did besides itself when it was played (captures, automatic
+    moves), taken back since or not; None for an entry that is not a move. The log is
+    replayed in order: an ``undo N`` entry returns to the position before entry N."""
+    after = [game.initial_state(options)]  # after[n]: the position after entry n
+    done: list[Consequences | None] = []
+    for entry in log:
+        state, did = after[-1], None
+        if entry.kind in MOVES:
+            state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
+            did = game.consequences(after[-1], state)
+        elif entry.kind == "undo":
+            state = after[undo_target(entry.text) - 1]
+        after.append(state)
+        done.append(did)
+    return done
 
 
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
@@ -148,13 +168,10 @@ RECORD_COLUMNS = (MoveRecord.number, MoveRecord.seat, MoveRecord.kind, MoveRecor
                   MoveRecord.created_at)
 
 
-def load_records(session: Session, board: Board, last: int | None = None) -> list:
-    """The board's log in order, as read-only rows with ``RECORD_COLUMNS``' names;
-    with ``last``, only its final entries."""
-    query = select(*RECORD_COLUMNS).where(MoveRecord.board_id == board.id)
-    if last is None:
-        return list(session.exec(query.order_by(MoveRecord.number)).all())
-    return list(reversed(session.exec(query.order_by(MoveRecord.number.desc()).limit(last)).all()))
+def load_records(session: Session, board: Board) -> list:
+    """The board's log in order, as read-only rows with ``RECORD_COLUMNS``' names."""
+    return list(session.exec(select(*RECORD_COLUMNS).where(MoveRecord.board_id == board.id)
+                             .order_by(MoveRecord.number)).all())
 
 
 def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):
@@ -175,7 +192,7 @@ class BoardView:
     board: Board
     game: Game
     players: tuple[Player, Player]
-    records: list[MoveRecord]  # the log up to the shown move (or only its tail, for mails)
+    records: list[MoveRecord]  # the log from its start up to the shown move
     state: object
     outcome: Outcome | None
     at_move: int  # number of log entries applied
@@ -227,23 +244,49 @@ class BoardView:
             return "Either player may act now."
         return f"It is {self.name(seat)}'s turn ({self.game.sides[seat]})."
 
+    @cached_property
+    def consequences(self) -> list[Consequences | None]:
+        """What each of ``records`` did besides itself (see ``move_consequences``)."""
+        return move_consequences(self.game, self.board.options, log_entries(self.records))
+
+    @cached_property
+    def taken_back_numbers(self) -> set[int]:
+        return taken_back(self.records)
+
+    def move_text(self, record: MoveRecord) -> str:
+        """A log entry as a move list shows it: ``D4``, ``c2-c4-e4 (captures 2)``,
+        ``pass (forced)``, ``undo accepted (move 7 taken back)``, ``resign``; then
+        ``(taken back)`` when an undo took it back."""
+        r = record
+        if r.kind == "undo":
+            first = undo_target(r.text)
+            span = f"move {first}" if first == r.number - 1 else f"moves {first}-{r.number - 1}"
+            text = f"undo accepted ({span} taken back)"
+        elif r.kind == "draw":
+            text = "draw agreed" if r.seat is not None else "draw (the offer was open at expiry)"
+        elif r.kind in MOVES:
+            done = self.consequences[r.number - 1]
+            text = (r.text + {"auto": " (forced)", "queued": " (queued)"}.get(r.kind, "")
+                    + (f" (captures {done.captures})" if done.captures else ""))
+        else:
+            text = r.kind
+        return text + (" (taken back)" if r.number in self.taken_back_numbers else "")
+
+    def auto_moves(self, record: MoveRecord) -> tuple[str, ...]:
+        """The moves the rules made on their own after this entry (Dragons' automatic tiles)."""
+        done = self.consequences[record.number - 1]
+        return done.auto if done else ()
+
+    def move_entry(self, record: MoveRecord) -> list[str]:
+        """One log entry as lines of a text move list: the move, then each automatic
+        move it caused, marked (Auto), beneath it."""
+        who = self.name(record.seat) if record.seat is not None else "server"
+        return ([f"{record.number:>4}. {who:<12} {self.move_text(record)}"]
+                + [f"{'':<18} (Auto) {text}" for text in self.auto_moves(record)])
+
     def move_lines(self, last: int | None = None) -> list[str]:
-        records = self.records[-last:] if last else self.records
-        gone = taken_back(self.records)
-        lines = []
-        for r in records:
-            who = self.name(r.seat) if r.seat is not None else "server"
-            if r.kind == "undo":
-                first = undo_target(r.text)
-                span = f"move {first}" if first == r.number - 1 else f"moves {first}-{r.number - 1}"
-                text = f"undo accepted ({span} taken back)"
-            elif r.kind == "draw":
-                text = "draw agreed" if r.seat is not None else "draw (the offer was open at expiry)"
-            else:
-                text = {"move": r.text, "auto": f"{r.text} (forced)", "queued": f"{r.text} (queued)"}.get(
-                    r.kind, r.kind)
-            lines.append(f"{r.number:>4}. {who:<12} {text}{' (taken back)' if r.number in gone else ''}")
-        return lines
+        """The text move list, of the ``last`` entries only when given."""
+        return [line for r in (self.records[-last:] if last else self.records) for line in self.move_entry(r)]
 
     def pending_line(self) -> str | None:
         """The open request (an undo or a draw offer) on the latest position, as a sentence."""
@@ -258,7 +301,7 @@ class BoardView:
     def diagram(self, legal: bool = False) -> str:
         return self.game.diagram(self.state, legal=legal and self.is_latest)
 
-    def text(self, recent: int | None = 10, legal: bool = False) -> str:
+    def text(self, recent: int | None = RECENT_MOVES, legal: bool = False) -> str:
         """Header, status, recent moves and the diagram, as plain text (worked out once
         per view: both players' board mails show the same)."""
         if (recent, legal) not in self._texts:
@@ -276,10 +319,10 @@ class BoardView:
         if detail := self.game.status(self.state):
             parts.append(detail)
         parts.append("")
-        moves = self.move_lines(recent)
-        if moves:
-            shown = f" (the last {len(moves)} of {self.at_move})" if len(moves) < self.at_move else ""
-            parts += [f"Moves{shown}:", *moves, ""]
+        listed = min(recent or self.at_move, self.at_move)
+        if listed:
+            shown = f" (the last {listed} of {self.at_move})" if listed < self.at_move else ""
+            parts += [f"Moves{shown}:", *self.move_lines(listed), ""]
         parts.append(self.diagram(legal))
         return "\n".join(parts).rstrip() + "\n"
 
@@ -294,8 +337,9 @@ class BoardView:
             "status": b.status if self.is_latest else "history",
             "move": self.at_move,
             "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,
-                       "kind": r.kind, "move": r.text, "comment": r.comment,
-                       "at": r.created_at.isoformat()} for r in self.records],
+                       "kind": r.kind, "move": r.text, "commented": bool(r.comment),
+                       "captures": done.captures if done else 0, "auto": list(done.auto) if done else [],
+                       "at": r.created_at.isoformat()} for r, done in zip(self.records, self.consequences)],
             "to_move": self.name(self.to_move()) if self.to_move() is not None else None,
             "outcome": self.outcome.to_json() if self.outcome else None,
             "request": self.pending_line(),

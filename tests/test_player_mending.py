@@ -2,7 +2,7 @@
 
 import pytest
 
-from .conftest import body
+from .conftest import body, make_mail
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
 
@@ -36,6 +36,17 @@ def test_replying_newround_to_the_new_round_mail_starts_the_round(game, outbox):
     assert asked["Subject"] == "Great Kingdom Board 101 new round?" and asked["Reply-To"] is not None
     assert game.send(ALICE, "Re: new round?", "newround", to=reply_address(asked)).status == "applied"
     assert latest_to(outbox, ALICE)["Subject"] == "Great Kingdom Board 102 alice"
+
+
+def test_replying_a_corrected_move_to_an_error_mail_plays_it(game, outbox):
+    refused = reply(game, outbox, ALICE, "Z99")
+    assert refused.status == "rejected"
+    error = latest_to(outbox, ALICE)
+    assert error["Subject"] == "Great Kingdom Board 101 Error" and error["Reply-To"] is not None
+    assert game.send(ALICE, "Re: Great Kingdom Board 101 Error", "D4", to=reply_address(error)).status == "applied"
+    game.send("someone@watching.test", "greatkingdom show 101#99")  # a watcher gets no player's tag
+    watcher = latest_to(outbox, "someone@watching.test")
+    assert watcher["Subject"] == "Great Kingdom Board 101 Error" and watcher["Reply-To"] is None
 
 
 @pytest.mark.parametrize("word, subject", [("help", "Great Kingdom help"),
@@ -97,6 +108,35 @@ def test_go_scoring_mails_name_mark_done_resume(players, outbox):
     assert "mark <point>" in flat(latest_to(outbox, ALICE)) and "done" in flat(latest_to(outbox, BOB))
 
 
+def test_go_scoring_mails_show_whose_area_each_point_is(players, outbox):
+    players.send(ALICE, "go challenge alice bob")
+    for sender, move in ((ALICE, "E5"), (BOB, "D4"), (ALICE, "pass"), (BOB, "pass")):
+        assert reply(players, outbox, sender, move).status == "applied"
+    scoring = body(latest_to(outbox, ALICE))
+    assert "X Black  O White  b/w Black's/White's area" in scoring
+    assert "  4  .  .  .  O  .  .  .  .  .  4" in scoring  # the empty points touch both colours
+    reply(players, outbox, ALICE, "mark D4")
+    marked = body(latest_to(outbox, BOB))
+    assert "  5  b  b  b  b  X  b  b  b  b  5" in marked
+    assert "  4  b  b  b  o  b  b  b  b  b  4" in marked and "x/o dead" in marked
+    assert "Count: Black 81, White 7.5." in " ".join(marked.split())
+
+
+def test_an_unstarted_games_reminder_says_it_will_be_cancelled(players, outbox, server):
+    from freezegun import freeze_time
+
+    from pbm.scheduler import sweep
+
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "greatkingdom challenge alice bob --nagtime=1 --expiretime=2")
+        reply(players, outbox, ALICE, "D4")  # bob never answers
+    with freeze_time("2026-11-02 12:00:01"):
+        assert sweep(server)["reminders"] == 1
+    reminder = flat(latest_to(outbox, BOB))
+    assert "If no move arrives by 2026-11-03 12:00 UTC, the game is cancelled." in reminder
+    assert "forfeit" not in reminder
+
+
 def test_history_shows_comments_to_the_players_only(game, outbox):
     reply(game, outbox, ALICE, "D4\nmy secret plan")
     game.send(BOB, "greatkingdom history 101")
@@ -104,6 +144,22 @@ def test_history_shows_comments_to_the_players_only(game, outbox):
     game.send("someone@watching.test", "greatkingdom history 101")
     watcher = body(latest_to(outbox, "someone@watching.test"))
     assert "my secret plan" not in watcher and "(a comment for the players)" in watcher
+
+
+def test_pages_show_comments_to_the_players_only(game, outbox, client, server):
+    from pbm.db import reading
+    from pbm.models import Board
+
+    reply(game, outbox, ALICE, "D4\nmy secret plan")
+    with reading(server.engine) as session:
+        tokens = [session.get(Board, 101).token(seat) for seat in (0, 1)]
+    for token in tokens:
+        assert "my secret plan" in client.get(f"/play/{token}").get_data(as_text=True)
+    public = client.get("/games/101").get_data(as_text=True)
+    assert "my secret plan" not in public and "(a comment for the players)" in public
+    as_json = client.get("/games/101.json")
+    assert "my secret plan" not in as_json.get_data(as_text=True) and as_json.json["moves"][0]["commented"]
+    assert "my secret plan" not in client.get("/games/101.txt").get_data(as_text=True)
 
 
 def test_games_next_lists_the_boards_where_the_player_is_to_move(game, outbox):
@@ -115,9 +171,12 @@ def test_games_next_lists_the_boards_where_the_player_is_to_move(game, outbox):
     assert refused.status == "rejected" and "name the player" in refused.error
 
 
-def test_a_reply_move_reports_its_board(game, outbox):
+def test_a_reply_move_reports_its_board(game, outbox, client):
     result = reply(game, outbox, ALICE, "D4")
     assert (result.status, result.board) == ("applied", 101)
+    raw = make_mail(BOB, "Re: your board", "F6", to=reply_address(latest_to(outbox, BOB)))
+    answer = client.post("/inbound/email", data=raw, content_type="message/rfc822").json
+    assert answer == {"status": "applied", "board": 101, "error": None}  # the webhook's JSON too
 
 
 def test_the_challenged_player_may_decline_before_moving(game, outbox):
@@ -153,3 +212,12 @@ def test_preview_mails_the_position_after_hypothetical_moves_and_saves_nothing(g
     assert refused.status == "rejected" and "In the preview, E5:" in refused.error
     game.send(BOB, "greatkingdom show 101")
     assert "Moves" not in body(latest_to(outbox, BOB))  # nothing was played
+
+
+def test_the_readme_names_the_ports_and_its_swaks_lines_send_a_body():
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert "make run PORT=5600 SMTP_PORT=2600" in readme
+    swaks = [line for line in readme.splitlines() if line.startswith("swaks ")]
+    assert swaks and all("--body " in line for line in swaks)  # never swaks' own test text

@@ -78,7 +78,7 @@ def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, ser
         assert "bob accepted alice's request to take back move 7: move 7 is taken back." in text(mail)
         assert "It is alice's turn (Black)." in text(mail)
         assert "asks to take back" not in text(mail)
-        assert "   7. alice        E4 (taken back)" in body(mail)
+        assert "   7. alice        E4 (captures 1) (taken back)" in body(mail)  # what it did, then undone
         assert "   8. bob          undo accepted (move 7 taken back)" in body(mail)
     # The white stone is back, the capture forgotten: the position after move 6.
     board = board_of(server)

@@ -66,15 +66,17 @@ def test_status_page_lists_boards_and_filters(client, game):
     assert "<b>x</b>" not in escaped and "&lt;b&gt;x&lt;/b&gt;" in escaped
 
 
-def test_board_page_draws_the_board_and_keeps_the_text(client, game):
+def test_board_page_draws_the_board_and_keeps_the_text(client, server, game):
     page = client.get("/games/101").get_data(as_text=True)
     svg = svg_of(page)
     assert svg.get("class") == "board greatkingdom" and svg.get("data-move-number") == "1"
     assert hooks(svg, "data-point") == []  # a public page plays nothing
     assert re.search(r'<strong data-status>It is bob&#39;s turn \(Orange\).</strong>', page)
     assert "  4  .  .  . (B) .  .  .  .  .  4" in page  # the mails' diagram, under "as text"
-    assert "<script>alert" not in page
-    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; hi" in page
+    assert "<script>alert" not in page and "(a comment for the players)" in page  # its text: players only
+    players_page = client.get(f"/play/{token(server, 1)}").get_data(as_text=True)
+    assert "<script>alert" not in players_page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; hi" in players_page
     start = client.get("/games/101?move=0").get_data(as_text=True)
     assert "Position after move 0 of 1." in start and svg_of(start).get("data-move-number") == "0"
     assert 'data-history-step="next" aria-keyshortcuts="ArrowRight">Next</a>' in start
@@ -132,7 +134,8 @@ def test_play_page_form_makes_a_move_and_then_offers_no_form(client, server, gam
     mails = outbox.all()[before:]
     assert len(mails) == 2 and all(m["Subject"] == "Great Kingdom Board 101 alice" for m in mails)
     moves = client.get("/games/101.json").json["moves"]
-    assert (moves[1]["move"], moves[1]["player"], moves[1]["comment"]) == ("F6", "bob", "from the web")
+    assert (moves[1]["move"], moves[1]["player"], moves[1]["commented"]) == ("F6", "bob", True)
+    assert "from the web" not in client.get("/games/101.json").get_data(as_text=True)  # for the players only
     after = client.get(f"/play/{bob}").get_data(as_text=True)
     assert "data-move-form" not in after and "It is your opponent's move" in after
     assert '<button type="submit" name="move" value="resign" data-action="resign">' in after

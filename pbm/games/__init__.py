@@ -3,6 +3,7 @@
 from . import dragons, go, greatkingdom, twodragons, twotigers  # noqa: F401  (each registers itself)
 from .base import (  # noqa: F401
     REGISTRY,
+    Consequences,
     Game,
     IllegalMoveError,
     InvalidMoveError,

@@ -99,6 +99,16 @@ def _legacy_kind(reason: str) -> str:
 
 
 @dataclass(frozen=True)
+class Consequences:
+    """What a move did besides itself, for the move lists: the stones or goats it
+    captured, and the moves the rules then made on their own (Dragons' automatic
+    tiles, in move notation, listed as ``(Auto)``)."""
+
+    captures: int = 0
+    auto: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class OptionSpec:
     """One challenge option (``-size=9``): its type, default and bounds.
 
@@ -244,6 +254,10 @@ class Game(Protocol):
 
     def help_text(self) -> str: ...
 
+    def consequences(self, before: State, after: State) -> Consequences:
+        """What the move from ``before`` to ``after`` did besides itself (captures,
+        automatic moves); ``Declared`` answers nothing for games without either."""
+
     def to_json(self, state: State) -> dict: ...
 
     # Optional: ``game_record(options, log, players, outcome, date)`` returns a
@@ -281,6 +295,9 @@ class Declared:
         """The one legal move, from ``legal_moves``, or None."""
         moves = self.legal_moves(state)
         return moves[0] if len(moves) == 1 else None
+
+    def consequences(self, before, after) -> Consequences:
+        return Consequences()
 
 
 class TurnBased(Declared):

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .base import GameInfo, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome, TurnBased, register
+from .base import Consequences, GameInfo, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome, TurnBased, register
 
 O, X = "o", "x"
 COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
@@ -148,6 +148,14 @@ class DragonsState:
             if i is not None:
                 options.append((i, d))
         i, d = min(options)
+        return f"{i + 1}{DIRECTIONS[d]}"
+
+    def name_when_placed(self, number: int) -> str:
+        """The name tile ``number``'s cell had just before the tile was placed (from the
+        lowest-numbered tile next to it then)."""
+        q, r, _ = self.tiles[number - 1]
+        i, d = min((self.at[near], d) for d in range(6)
+                   if (near := neighbour((q, r), (d + 3) % 6)) in self.at and self.at[near] < number - 1)
         return f"{i + 1}{DIRECTIONS[d]}"
 
     def name_key(self, cell: Cell) -> tuple[int, int]:
@@ -321,6 +329,11 @@ class Dragons(TurnBased):
                 lines.append(f"  {name:<6} {' '.join(fits)}")
         return "\n".join(lines)
 
+    def consequences(self, before: DragonsState, after: DragonsState) -> Consequences:
+        """The tiles placed automatically after the move, as moves (``(Auto) 5se:F2``)."""
+        return Consequences(auto=tuple(f"{after.name_when_placed(n)}:{ORIENTATIONS[after.tiles[n - 1][2]]}"
+                                       for n in after.last[1:]))
+
     def status(self, state: DragonsState) -> str:
         parts = [f"Tiles: {len(state.tiles)} of {state.pool} placed."]
         if state.last:
@@ -331,7 +344,9 @@ class Dragons(TurnBased):
         if not state.outcome:
             must = state.compulsory()
             if must:
-                parts.append("Must fill a gap: " + ", ".join(state.name(c) for c in must) + ".")
+                fits = "; ".join(f"{name} {' '.join(orientations)}" for name, orientations in self.playable(state))
+                parts.append(f"Must fill a gap: {', '.join(state.name(c) for c in must)}. "
+                             f"Orientations that fit: {fits}.")
         return " ".join(parts)
 
     def help_text(self) -> str:

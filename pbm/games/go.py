@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from .go_help import HELP
 from .base import (
+    Consequences,
     Declared,
     GameInfo,
     flood,
@@ -40,6 +41,7 @@ SIZES = (9, 13, 19)
 PASS, DONE, RESUME = "pass", "done", "resume"
 PLAY, SCORING, OVER = "play", "scoring", "over"
 STONE = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+AREA = {BLACK: "b", WHITE: "w"}  # an empty point of that colour's area, on diagrams from the scoring on
 
 
 @lru_cache(maxsize=None)
@@ -337,18 +339,21 @@ class Go(Declared):
 
     def diagram(self, state: GoState, legal: bool = False) -> str:
         size, stars = state.size, star_points(state.size)
+        # From the scoring on, every empty point shows whose area it is.
+        owners = area_owners(state.board, size, state.dead) if state.phase != PLAY else {}
 
         def cell(x: int, y: int) -> str:
             i = y * size + x
             v = state.board[i]
             if v == EMPTY:
-                return "+" if i in stars else "."
+                return AREA[owners[i]] if i in owners else "+" if i in stars else "."
             return STONE[v].lower() if i in state.dead else STONE[v]
 
         last = (state.last % size, state.last // size) if state.last is not None else None
         last_stone = STONE.get(state.board[last[1] * size + last[0]]) if last else None
         legend = "X Black  O White" + (f"  ({last_stone}) the last move" if last_stone in ("X", "O") else "") \
-            + ("  x/o dead" if state.dead else "")
+            + ("  x/o dead" if state.dead else "") \
+            + ("  b/w Black's/White's area" if state.phase != PLAY else "")
         captures = f"Captured so far: by Black {state.captures[0]}, by White {state.captures[1]}"
         return square_diagram(size, cell, last) + "\n" + legend + "\n" + captures
 
@@ -363,6 +368,9 @@ class Go(Declared):
         done = ", ".join(self.sides[s] for s in sorted(state.confirmed)) or "nobody yet"
         return (f"Scoring: mark dead groups (mark D4), then done; resume to play on. {count} "
                 f"Confirmed by: {done}.")
+
+    def consequences(self, before: GoState, after: GoState) -> Consequences:
+        return Consequences(captures=sum(after.captures) - sum(before.captures))
 
     def help_text(self) -> str:
         example = self.initial_state({"size": 9})

@@ -30,8 +30,10 @@ pass, resign, mark D4, done, resume. By mail:
     go move 101 alice secret D4
 or reply to a board mail with just: D4
 
-In the diagram X is Black, O is White, (X) the last move, + a star point,
-x/o stones marked dead during scoring. Example:
+In the diagram X is Black, O is White, (X) the last move, + a star point.
+From the scoring on, x/o are stones marked dead, and b/w the empty points
+of Black's/White's area (dead stones' points count for the side around
+them). Example:
 
 {diagram}
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .base import GameInfo, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
+from .base import Consequences, GameInfo, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
 
 SIZE = 5
 GOATS, TIGERS = 0, 1
@@ -263,6 +263,9 @@ class TwoTigers(TurnBased):
 
     def status(self, state: TwoTigersState) -> str:
         return f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})."
+
+    def consequences(self, before: TwoTigersState, after: TwoTigersState) -> Consequences:
+        return Consequences(captures=before.goats - after.goats)
 
     def help_text(self) -> str:
         example = self.apply(self.initial_state({}), GOATS, self.parse_move("b3-b4", None))

@@ -22,7 +22,6 @@ from . import ratings
 from .errors import PlayerError
 from .unit import Unit
 
-RECENT_MOVES = 10  # moves listed in a board mail
 MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
 MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
@@ -138,6 +137,15 @@ def watchers(session: Session, board: Board) -> list[Player]:
     return list(session.exec(select(Player).where(Player.id.in_(ids)).order_by(Player.userid)).all())
 
 
+def seat_of_sender(unit: Unit, board: Board) -> int | None:
+    """The seat on ``board`` of the player whose address (primary or added) sent the
+    mail being answered, or None."""
+    from .accounts import by_address  # accounts writes its mails through this module
+
+    player = by_address(unit.session, unit.mail.sender)
+    return board.seat_of(player.id) if player is not None else None
+
+
 def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, comment: str = "",
                 mover: int | None = None, occasion: str | None = None, seats=(0, 1),
                 invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), notes: tuple[str, ...] = (),
@@ -148,10 +156,10 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
     rating moved when it is over. A mail to both seats goes to the board's watchers
     too, without what is the players' own (the private link, the reply tag, the
     mover's comment)."""
-    view = BoardView.current(board, players, load_records(unit.session, board, last=RECENT_MOVES))
+    view = BoardView.current(board, players, load_records(unit.session, board))
     record = []
     if board.status == "finished" and view.game.info.record_format:
-        record = [game_record(view.game, board, players, load_records(unit.session, board))]
+        record = [game_record(view.game, board, players, view.records)]
     rated = ratings.movements(unit.session, board, players) if board.status == "finished" else []
     for seat in seats:
         player = players[seat]
@@ -174,5 +182,8 @@ def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None
         title = f"{REGISTRY[board.game].title} Board {board.id} Error"
     else:
         title = f"{game.title} error" if game else "pbm error"
+    # A player answers an error about their board with the corrected move: by replying.
+    seat = seat_of_sender(unit, board) if board is not None else None
     send(unit, unit.mail.sender, "error", board=board, title=title, sentence=sentence, usage=usage,
+         reply_to=player_reply_to(unit, board, seat) if seat is not None else None,
          original=f"Subject: {unit.mail.subject}\n\n{unit.mail.body}")

@@ -7,9 +7,10 @@ import textwrap
 
 import pytest
 
-from pbm.games import IllegalMoveError, InvalidMoveError, Outcome
+from pbm.games import Consequences, IllegalMoveError, InvalidMoveError, Outcome
 from pbm.games.dragons_diagram import draw
 from pbm.games.dragons import (
+    DIRECTIONS,
     DRAGONS,
     ORIENTATIONS,
     DragonsState,
@@ -144,6 +145,9 @@ def test_seed_auto_move_example_move_a_forces_tile_b():
     drawn = without_numbers(draw(after, {}))
     assert drawn == SEED_AUTO_RESULT
     assert "Last move: tile 3 (F2), (Auto) tile 4 (F0)." in DRAGONS.status(after)
+    # The move lists name the auto tile as a move: its cell, from tile 1 (its only
+    # neighbour before it then), and its orientation.
+    assert DRAGONS.consequences(position, after) == Consequences(auto=("1se:F0",))
 
 
 def test_seed_gap_move_example_the_move_at_g_is_compulsory():
@@ -157,6 +161,19 @@ def test_seed_gap_move_example_the_move_at_g_is_compulsory():
     filled = play(position, "1se:B0")
     assert filled.tiles[3] == (1, 0, orient("B0"))
     assert "*" in DRAGONS.diagram(position)  # the gap is marked
+    assert "Must fill a gap: 1se. Orientations that fit: 1se B0 B2 B4." in DRAGONS.status(position)
+
+
+def test_auto_tiles_are_named_from_the_tiles_before_them():
+    # X's tile 5 leaves two gaps that fit one orientation each: tiles 6 and 7 fill them,
+    # each named from the lowest-numbered tile beside its cell just before it was placed.
+    state = play(DRAGONS.initial_state({}), "1se:B0", "1sw:B2", "1s:B1")
+    after = play(state, "4s:B0")
+    assert after.last == (5, 6, 7)
+    assert DRAGONS.consequences(state, after) == Consequences(auto=("2s:F2", "3s:F4"))
+    for number, name in ((6, "2s"), (7, "3s")):
+        tile, direction = int(name[0]), name[1:]
+        assert after.tiles[number - 1][:2] == neighbour(after.tiles[tile - 1][:2], DIRECTIONS.index(direction))
 
 
 # -- auto moves ---------------------------------------------------------------------

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from pbm.games import IllegalMoveError, InvalidMoveError, Outcome
+from pbm.games import Consequences, IllegalMoveError, InvalidMoveError, Outcome
 from pbm.games.go import BLACK, EMPTY, GO, WHITE, _History, area_score, zobrist
 
 from .diagrams import board_from_rows
@@ -183,6 +183,39 @@ def test_scoring_with_dead_stones_marked():
     final = play(remarked, "1 mark E3", "1 done", "0 done")
     assert final.outcome == Outcome(1, "area scoring", "W+15.5 (Black 7, White 22.5)", "score", 15.5)
     assert GO.actors(final) == ()
+
+
+def test_the_scoring_diagram_shows_whose_area_each_point_is():
+    state = position("""
+        . . O . .
+        . X O . .
+        X X O . X
+        . X O . .
+        . X O . .""")
+    marked = play(state, "pass", "pass", "1 mark E3")
+    # b and w: empty points of Black's and White's area; x: Black's dead stone, counted
+    # for White with the empty points around it; A5, B5, A4 touch both colours.
+    assert rows(marked) == [". . O w w",
+                            ". X O w w",
+                            "X X O w x",
+                            "b X O w w",
+                            "b X O w w"]
+    assert GO.diagram(marked).split("\n")[-2] == "X Black  O White  x/o dead  b/w Black's/White's area"
+    assert GO.score(marked) == (7, 15 + 7.5)
+    assert rows(play(marked, "1 done", "0 done")) == rows(marked)  # the final board too
+    assert not {"b", "w"} & set(" ".join(rows(state)))  # not while playing
+
+
+def test_captures_are_what_a_move_did_besides_itself():
+    state = position("""
+        . . . . .
+        . . . . .
+        X X X . .
+        O O O X .
+        . . . . .""")
+    after = play(state, "A1", "E5", "B1", "E4")
+    assert GO.consequences(after, play(after, "C1")) == Consequences(captures=3)
+    assert GO.consequences(state, play(state, "A1")) == Consequences()
 
 
 def test_resume_restores_play_for_the_player_who_did_not_pass_last():

@@ -137,3 +137,10 @@ def test_show_marks_the_legal_points_and_the_last_move():
     text = TD.diagram(state, legal=True)
     assert "(X)" in text and "*" in text and "* where the player to move may play" in text
     assert "*" not in TD.diagram(state)
+
+
+def test_the_legend_names_the_last_moves_own_stone():
+    white_moved = play(TD.initial_state({"size": 9}), "E5")
+    assert TD.diagram(white_moved).split("\n")[-1] == "O White  X Black  (O) the last move"
+    black_moved = play(white_moved, "A1")
+    assert TD.diagram(black_moved).split("\n")[-1] == "O White  X Black  (X) the last move"

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from pbm.games import IllegalMoveError, Outcome
+from pbm.games import Consequences, IllegalMoveError, Outcome
 from pbm.games.twotigers import GOATS, TIGER, TIGERS, TWO_TIGERS as TT, parse_name
 
 
@@ -76,6 +76,8 @@ def test_multi_leap_and_optional_stop():
     after = play(chain, "c3-e3-e5")
     assert after.goats == 8 and after.board[parse_name("e5")] == TIGER
     assert after.board[parse_name("c3")] == 0
+    assert TT.consequences(chain, after) == Consequences(captures=2)  # listed "c3-e3-e5 (captures 2)"
+    assert TT.consequences(chain, play(chain, "c3-b3")) == Consequences()  # a step captures nothing
 
 
 def test_a_point_cannot_be_leapt_over_twice_in_a_turn():
