@@ -12,7 +12,26 @@ from typing import Sequence
 from sqlmodel import Session, select
 
 from .games import Game, Outcome, get_game
+from .i18n import N_, gettext
 from .models import Board, MoveRecord, Player
+
+# The words the games declare in English (side names, option descriptions), marked
+# for the catalogues; pages and mails show them through ``gettext``.
+GAME_WORDS = (
+    N_("Black"), N_("White"), N_("Blue"), N_("Orange"), N_("Goats"), N_("Tigers"), N_("O"), N_("X"),
+    N_("board size"), N_("points White receives"), N_("board size, odd"),
+    N_("territory Blue needs beyond Orange's"), N_("how many of each side's biggest dragons count"),
+    N_("tiles in the pool (default 50; 40 with -tantrix)"), N_("score the best dragon as in Tantrix"),
+    # the games' outcome reasons that are whole sentences (those with numbers stay English)
+    N_("area scoring"), N_("area scoring: equal"), N_("both tigers are trapped"), N_("the goats cannot move"),
+    N_("the same position occurred a third time"), N_("Tantrix scoring, equal best dragons"),
+    N_("Tantrix scoring, the best dragon"),
+)
+
+
+def side_name(game: Game, seat: int) -> str:
+    """The name of the game's side ``seat`` (Black, White, ...) in the current language."""
+    return gettext(game.sides[seat])
 
 
 @dataclass(frozen=True)
@@ -24,18 +43,35 @@ class LogEntry:
     text: str
 
 
+# An outcome's reason is stored in English (the board's data); ``reason_text`` shows
+# it in the reader's language.
+RESIGNED = N_("%(side)s resigned")
+OUT_OF_TIME = N_("%(side)s ran out of time")
+DECLINED = N_("%(side)s declined the game before moving")
+
+
+def reason_text(game: Game, outcome: Outcome) -> str:
+    """The outcome's reason in the current language: the server's own reasons (above)
+    translated; a game's own reason as the catalogue has it, else as the game wrote it."""
+    for seat, side in enumerate(game.sides):
+        for reason in (RESIGNED, OUT_OF_TIME, DECLINED):
+            if outcome.reason == reason % {"side": side}:
+                return gettext(reason, side=side_name(game, seat))
+    return gettext(outcome.reason)
+
+
 def ending(game: Game, kind: str, seat: int | None) -> Outcome:
-    """How a log entry that is not a move ends the game."""
+    """How a log entry that is not a move ends the game (its reason in English)."""
     if kind == "resign":
-        return Outcome(1 - seat, f"{game.sides[seat]} resigned", kind="resignation")
+        return Outcome(1 - seat, RESIGNED % {"side": game.sides[seat]}, kind="resignation")
     if kind == "forfeit":
-        return Outcome(1 - seat, f"{game.sides[seat]} ran out of time", kind="time")
+        return Outcome(1 - seat, OUT_OF_TIME % {"side": game.sides[seat]}, kind="time")
     if kind == "decline":
-        return Outcome(None, f"{game.sides[seat]} declined the game before moving", kind="cancellation")
+        return Outcome(None, DECLINED % {"side": game.sides[seat]}, kind="cancellation")
     if kind == "cancel":
-        return Outcome(None, "the game expired before both players had moved", kind="cancellation")
+        return Outcome(None, N_("the game expired before both players had moved"), kind="cancellation")
     if kind == "expire":
-        return Outcome(None, "it expired while both players could act (scoring was not finished)",
+        return Outcome(None, N_("it expired while both players could act (scoring was not finished)"),
                        kind="expiry")
     raise ValueError(f"unknown log entry kind {kind!r}")
 
@@ -113,7 +149,7 @@ class BoardView:
         return self.players[seat].display_name or self.players[seat].userid
 
     def side(self, seat: int) -> str:
-        return f"{self.name(seat)} ({self.game.sides[seat]})"
+        return f"{self.name(seat)} ({side_name(self.game, seat)})"
 
     def to_move(self) -> int | None:
         if self.outcome is not None:
@@ -124,24 +160,26 @@ class BoardView:
         if self.outcome is not None:
             o = self.outcome
             score = f" {o.score}." if o.score else ""
+            reason = reason_text(self.game, o)
             if o.kind == "cancellation":
-                return f"Game cancelled: {o.reason}."
+                return gettext("Game cancelled: %(reason)s.", reason=reason)
             if o.kind == "expiry":
-                return f"Game over without a winner: {o.reason}."
+                return gettext("Game over without a winner: %(reason)s.", reason=reason)
             if o.winner is None:
-                return f"Game drawn: {o.reason}.{score}"
-            return f"Game won by {self.side(o.winner)}: {o.reason}.{score}"
+                return gettext("Game drawn: %(reason)s.", reason=reason) + score
+            return gettext("Game won by %(side)s: %(reason)s.", side=self.side(o.winner), reason=reason) + score
         seat = self.to_move()
         if seat is None:
-            return "Either player may act now."
-        return f"It is {self.name(seat)}'s turn ({self.game.sides[seat]})."
+            return gettext("Either player may act now.")
+        return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat), side=side_name(self.game, seat))
 
     def move_lines(self, last: int | None = None) -> list[str]:
         records = self.records[-last:] if last else self.records
         lines = []
         for r in records:
-            who = self.name(r.seat) if r.seat is not None else "server"
-            text = r.text if r.kind == "move" else f"{r.text} (forced)" if r.kind == "auto" else r.kind
+            who = self.name(r.seat) if r.seat is not None else gettext("server")
+            text = r.text if r.kind == "move" else gettext("%(move)s (forced)", move=r.text) if r.kind == "auto" \
+                else r.kind
             lines.append(f"{r.number:>4}. {who:<12} {text}")
         return lines
 
@@ -151,17 +189,19 @@ class BoardView:
     def text(self, recent: int | None = 10, legal: bool = False) -> str:
         """Header, status, recent moves and the diagram, as plain text."""
         b = self.board
-        parts = [f"{self.game.title} Board {b.id}: {self.side(0)} vs {self.side(1)}"]
+        parts = [gettext("%(game)s Board %(board)s: %(first)s vs %(second)s", game=self.game.title, board=b.id,
+                         first=self.side(0), second=self.side(1))]
         if not self.is_latest:
-            parts.append(f"Position after move {self.at_move} of {b.move_count}.")
+            parts.append(gettext("Position after move %(at)s of %(last)s.", at=self.at_move, last=b.move_count))
         parts.append(self.status_line())
         if detail := self.game.status(self.state):
             parts.append(detail)
         parts.append("")
         moves = self.move_lines(recent)
         if moves:
-            shown = f" (the last {len(moves)} of {self.at_move})" if len(moves) < self.at_move else ""
-            parts += [f"Moves{shown}:", *moves, ""]
+            shown = gettext("Moves (the last %(count)s of %(all)s):", count=len(moves), all=self.at_move) \
+                if len(moves) < self.at_move else gettext("Moves:")
+            parts += [shown, *moves, ""]
         parts.append(self.diagram(legal))
         return "\n".join(parts).rstrip() + "\n"
 
