@@ -7,7 +7,12 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 SMTP_PORT ?= 2525
 
-.PHONY: setup run test bench clean
+# The German (and any further) catalogue, compiled from its source at setup (the
+# .mo files are built, not kept in git).
+CATALOGUES := $(wildcard pbm/translations/*/LC_MESSAGES/messages.po)
+COMPILED := $(CATALOGUES:.po=.mo)
+
+.PHONY: setup run test bench clean messages
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +20,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+%.mo: %.po $(STAMP)
+	$(BIN)/pybabel compile --statistics -i $< -o $@
+
+setup: $(STAMP) $(COMPILED)
+
+# After adding or changing a sentence: collect every marked string and merge
+# the new ones into each catalogue (then translate the empty msgstr entries).
+messages: setup
+	$(BIN)/pybabel extract -F babel.cfg -k lazy_gettext --no-location -o pbm/translations/messages.pot .
+	$(BIN)/pybabel update -i pbm/translations/messages.pot -d pbm/translations --no-fuzzy-matching
 
 run: setup
 	$(BIN)/pbm db upgrade
@@ -29,4 +43,4 @@ bench: setup
 	$(BIN)/python benchmarks/players.py --games 10
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache
+	rm -rf $(VENV) instance .pytest_cache $(COMPILED) pbm/translations/messages.pot

@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass, field
 
 from .games import game_names
+from .i18n import lazy_gettext
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
-                "move", "resign", "show", "history")
+                "move", "resign", "show", "history", "language")
 GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview")
 
 USAGE = {
@@ -28,10 +29,11 @@ USAGE = {
     "list": "<game> list",
     "history": "<game> history <board>",
     "preview": "<game> preview <board>[#n] <move> [<move> ...]",
+    "language": "language <userid> <password> de|en",
 }
 
 
-AUTHENTICATED = ("move", "change_password", "change_address")  # verbs whose password is checked
+AUTHENTICATED = ("move", "change_password", "change_address", "language")  # verbs whose password is checked
 SECRET = "********"
 
 
@@ -45,7 +47,7 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    verb: str  # help signup change_password change_address challenge move resign show games history
+    verb: str  # help signup change_password change_address challenge move resign show games history language
     game: str | None = None
     board: int | None = None
     userid: str | None = None
@@ -102,7 +104,8 @@ def _board(word: str, verb: str) -> tuple[int, int | None]:
 
 def _need(words: list[str], count: int, verb: str) -> None:
     if len(words) < count:
-        raise CommandError(f"The {verb} command needs more words than that.", USAGE[verb])
+        raise CommandError(lazy_gettext("The %(verb)s command needs more words than that.", verb=verb),
+                           USAGE[verb])
 
 
 def parse_command(line: str) -> Command:
@@ -116,14 +119,13 @@ def parse_command(line: str) -> Command:
     if game is not None and len(words) > 1:
         verb = match_word(words[1], GAME_VERBS, "command")
         if verb is None:
-            raise CommandError(f"{words[1]!r} is not a {game} command.",
-                               "one of: " + ", ".join(GAME_VERBS))
+            raise CommandError(lazy_gettext("%(word)r is not a %(game)s command.", word=words[1], game=game),
+                               lazy_gettext("one of: %(verbs)s", verbs=", ".join(GAME_VERBS)))
         return _parse_verb(verb, game, words[2:])
     verb = match_word(words[0], GLOBAL_VERBS, "command")
     if verb is None:
-        raise CommandError(
-            f"{words[0]!r} is neither a command nor a game; games are {', '.join(game_names())}.",
-            "help")
+        raise CommandError(lazy_gettext("%(word)r is neither a command nor a game; games are %(games)s.",
+                                        word=words[0], games=", ".join(game_names())), "help")
     return _parse_verb(verb, None, words[1:])
 
 
@@ -142,6 +144,9 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
     if verb in ("games", "list"):
         return _parse_games(game, rest)
+    if verb == "language":
+        _need(rest, 3, verb)
+        return Command("language", userid=rest[0].lower(), password=rest[1], args=(rest[2].lower(),))
     if verb == "multiple":
         return Command("multiple")
     if verb == "challenge":

@@ -238,7 +238,9 @@ class Game(Protocol):
     def status(self, state: State) -> str:
         """A short line about the position (score, captures, stock), or ''."""
 
-    def help_text(self) -> str: ...
+    def help_text(self, language: str = "en") -> str:
+        """The rules, notation and an example board, in ``language`` (``en`` or ``de``)."""
+        ...
 
     def to_json(self, state: State) -> dict: ...
 

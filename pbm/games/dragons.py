@@ -334,7 +334,7 @@ class Dragons(TurnBased):
                 parts.append("Must fill a gap: " + ", ".join(state.name(c) for c in must) + ".")
         return " ".join(parts)
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         from .dragons_diagram import draw_single
 
         pictures = []
@@ -344,7 +344,8 @@ class Dragons(TurnBased):
             pictures.append("  ".join(f"{ORIENTATIONS[o]:^9}" for o in row).rstrip())
         example = self.initial_state({})
         example = self.apply(example, 0, self.parse_move("1ne:F5", example))
-        return HELP.format(orientations="\n".join(pictures), diagram=self.diagram(example, legal=False))
+        return (HELP_DE if language == "de" else HELP).format(orientations="\n".join(pictures),
+                                                              diagram=self.diagram(example, legal=False))
 
     # -- storage -----------------------------------------------------------
 
@@ -401,6 +402,61 @@ closed (contains a loop). Higher score wins; equal scores draw.
 
 Example: after O's first move 1ne:F5 (playable cells are listed on
 "dragons show <board>" and on the web):
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+DRAGONS
+
+Zwei Spieler, O (beginnt) und X, teilen sich einen Vorrat sechseckiger
+Plättchen (50; Option -num_tiles=N) und legen abwechselnd ein Plättchen
+neben die Plättchen auf dem Brett, so dass jede Kante, die es mit einem
+Plättchen teilt, dessen Farbe hat. Der Server legt Plättchen 1 (F0) in die
+Mitte. Jedes Plättchen hat zwei Seiten: die Vorderseite ("Schultern": drei
+O-Kanten und drei X-Kanten, jede Farbe eine zusammenhängende Fläche) und
+die Rückseite ("Schwänze": die Farben wechseln sich ab; ein Band jeder
+Farbe verbindet zwei Kanten, die dritte Kante jeder Farbe ist ein
+Sackgassen-Schwanz). Die 12 Arten, ein Plättchen zu legen, jeweils um 60
+Grad im Uhrzeigersinn weitergedreht:
+
+{orientations}
+
+Zellen: Plättchen werden in der Reihenfolge des Legens nummeriert; eine
+Zelle wird nach einem benachbarten Plättchen und einer Richtung (n ne se s
+sw nw) benannt, 7ne ist also die Zelle an der Nordostseite von Plättchen 7.
+Eine Zelle hat einen Namen je belegtem Nachbarn; alle werden angenommen,
+angezeigt wird der mit der kleinsten Nummer.
+
+Zug: <Zelle>:<Ausrichtung>, zum Beispiel 7ne:B2 (auch 7NE B2, 7ne-b2).
+
+Automatische Züge: eine Lücke ist eine leere Zelle mit drei oder mehr
+belegten Nachbarn. Passt in eine Lücke genau eine Ausrichtung, wird dieses
+Plättchen für dich gelegt, immer wieder (die Lücke mit dem kleinsten Namen
+zuerst: kleinste Plättchennummer, dann n ne se s sw nw), bis keine Lücke
+mehr genau eine Ausrichtung zulässt; diese automatischen Züge gehören zu
+deinem Zug und stehen danach als (Auto). Eine Lücke, in die nichts passt,
+bleibt leer.
+
+Lückenzüge: solange eine Lücke zwei oder mehr Ausrichtungen zulässt, musst
+du eine dieser Lücken füllen (sie sind auf dem Brett mit * markiert).
+
+Gewinnen: eine Schleife deiner Farbe durch 6 oder mehr Plättchen, geprüft
+nach dem ganzen Zug (automatische Züge eingeschlossen; ein automatischer
+Zug kann die Schleife des Gegners schließen!). Schließen beide Farben
+Gewinnschleifen, gewinnt die längere; gleich lange ergeben Unentschieden.
+Ist der Vorrat ohne Gewinnschleife aufgebraucht, endet die Partie
+unentschieden.
+
+Tantrix-Wertung (Option -tantrix, Vorrat 40): Schleifen beenden die Partie
+nicht. Ist der Vorrat leer, zählt der beste Drache jedes Spielers
+(zusammenhängende Fläche seiner Farbe) 1 Punkt je Plättchen, durch das er
+läuft, doppelt, wenn er geschlossen ist (eine Schleife enthält). Die
+höhere Wertung gewinnt; gleiche Wertungen ergeben Unentschieden.
+
+Beispiel: nach dem ersten Zug 1ne:F5 von O (die spielbaren Zellen stehen
+bei "dragons show <board>" und im Web):
 
 {diagram}
 """

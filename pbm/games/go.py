@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .go_help import HELP
+from .go_help import HELP, HELP_DE
 from .base import (
     Declared,
     GameInfo,
@@ -364,11 +364,11 @@ class Go(Declared):
         return (f"Scoring: mark dead groups (mark D4), then done; resume to play on. {count} "
                 f"Confirmed by: {done}.")
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 9})
         for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (6, 2)), (1, (2, 6)), (0, (4, 4))):
             example = self.apply(example, side, point)
-        return HELP.format(diagram=self.diagram(example))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
 
     # -- game record -------------------------------------------------------
 

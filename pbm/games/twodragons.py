@@ -234,11 +234,11 @@ class TwoDragons(TurnBased):
                 text += f" {self.sides[state.turn]} has no legal point and must pass."
         return text
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 9})
         for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (4, 4)), (1, (6, 2)), (0, (2, 3))):
             example = self.apply(example, side, point)
-        return HELP.format(diagram=self.diagram(example, legal=True))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example, legal=True))
 
     def to_json(self, state: TwoDragonsState) -> dict:
         return {"size": state.size, "dragons": state.dragons, "board": "".join(map(str, state.board)),
@@ -278,6 +278,41 @@ Notation: a point (K10; columns skip I), or pass. By mail:
     twodragons move 101 alice secret K10
 or reply to a board mail with just: K10. "twodragons show <board>" marks
 with * the points where the player to move may play, as here:
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+2 DRAGONS
+
+Zwei Spieler, Weiß (beginnt) und Schwarz, setzen Steine auf die Punkte
+eines 18x18-Bretts (Option -size=N, 9 bis 19). Ein Drache ist eine Gruppe
+eigener Steine, die entlang Zeilen und Spalten verbunden sind (diagonale
+Berührung zählt nicht).
+
+Der erste Stein jedes Spielers darf auf jeden leeren Punkt. Jeder weitere
+Stein muss in Sicht eines eigenen Steins stehen: geht man vom neuen Punkt
+entlang einer Zeile, Spalte oder Diagonale, ist der erste Stein, auf den
+man trifft, ein eigener, mit nur leeren Punkten dazwischen (direkt daneben
+zählt). Zwei Regeln schließen Linien und Quadrate:
+  - Kein Durchschneiden: ein diagonaler Schritt zwischen zwei gegnerischen
+    Steinen, die sich diagonal berühren, ist gesperrt, und eine gesperrte
+    Linie gibt keine Sicht.
+  - Keine Klumpen: ein Stein darf kein 2x2-Quadrat der eigenen Farbe
+    vollenden.
+
+Passen: du darfst jederzeit passen und musst es, wenn kein erlaubter Punkt
+bleibt. Hat ein Spieler gepasst, zieht der andere allein, so viele Züge er
+will, bis er ebenfalls passt; dann endet die Partie.
+
+Wertung: die Steine in deinen 2 größten Drachen (Option -dragons=N). Die
+höhere Wertung gewinnt; bei Gleichstand gewinnt Schwarz.
+
+Notation: ein Punkt (K10; die Spalten überspringen I), oder pass. Per Mail:
+    twodragons move 101 alice secret K10
+oder antworte auf eine Brett-Mail nur mit: K10. "twodragons show <board>"
+markiert mit * die Punkte, auf die der Spieler am Zug setzen darf, wie hier:
 
 {diagram}
 """

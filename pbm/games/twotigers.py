@@ -264,9 +264,9 @@ class TwoTigers(TurnBased):
     def status(self, state: TwoTigersState) -> str:
         return f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})."
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.apply(self.initial_state({}), GOATS, self.parse_move("b3-b4", None))
-        return HELP.format(diagram=self.diagram(example))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
 
     # -- storage -----------------------------------------------------------
 
@@ -318,6 +318,47 @@ or reply to a board mail with just: b5-b4
 
 In the diagram T is a tiger, G a goat, G5 a pile of five; lines show where
 pieces may move. After the goats' first move b3-b4:
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+TWO TIGERS
+
+Die Ziegen (20 Stück, sie beginnen) versuchen, die zwei Tiger auf dem
+5x5-Alquerque-Brett einzusperren: 25 Punkte a1 bis e5 (Spalten a-e,
+Zeilen 1-5 von unten), verbunden entlang Zeilen und Spalten und entlang
+von Diagonalen durch jeden zweiten Punkt (a1, c1, e1, b2, d2, a3, c3, e3,
+b4, d4, a5, c5, e5).
+
+Start: Tiger auf c4 und c2; Ziegen in Stapeln zu fünft auf b5, b3, d5 und
+d3.
+
+Ziegen: eine Ziege (eine einzelne oder die oberste eines Stapels) einen
+Schritt entlang einer Linie auf einen leeren Punkt ziehen. Ziegen ziehen
+nie auf Ziegen oder Stapel und schlagen nie.
+
+Tiger: einen Schritt entlang einer Linie auf einen leeren Punkt, oder über
+eine benachbarte Ziege oder einen Stapel auf den leeren Punkt direkt
+dahinter auf derselben Linie springen und dabei eine Ziege schlagen (die
+oberste eines Stapels). Derselbe Tiger darf im selben Zug weiterspringen
+und nach jedem Sprung aufhören, aber kein Punkt darf in einem Zug zweimal
+übersprungen werden. Schlagen ist nie Pflicht.
+
+Ende: die Ziegen gewinnen, wenn die Tiger am Zug nicht ziehen können. Die
+Tiger gewinnen, wenn weniger als 7 Ziegen übrig sind oder wenn die Ziegen
+am Zug nicht ziehen können. Tritt dieselbe Stellung mit derselben Seite am
+Zug zum dritten Mal auf, endet die Partie unentschieden.
+
+Notation: Punkte, verbunden mit '-': b5-b4 (eine Ziege), c4-c5 (ein
+Tigerschritt), c2-c4-e4 (ein Tiger springt zweimal; die geschlagenen
+Ziegen ergeben sich daraus). Per Mail:
+    twotigers move 101 alice secret b5-b4
+oder antworte auf eine Brett-Mail nur mit: b5-b4
+
+Im Diagramm ist T ein Tiger, G eine Ziege, G5 ein Stapel aus fünf; Linien
+zeigen, wohin Figuren ziehen dürfen. Nach dem ersten Zug der Ziegen b3-b4:
 
 {diagram}
 """

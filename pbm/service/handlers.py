@@ -101,4 +101,5 @@ HANDLERS: dict[str, Handler] = {
     "preview": queries.preview,
     "games": queries.games,
     "multiple": multiple,
+    "language": accounts.set_language,
 }

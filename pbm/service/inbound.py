@@ -180,7 +180,7 @@ def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
 def _refuse(unit: Unit, request: Request, error: Exception, line: str | None) -> None:
     request.errors.append(str(error))
     game = get_game(unit.board.game) if unit.board is not None else _game_of_line(line)
-    letters.error_mail(unit, str(error), getattr(error, "usage", None), unit.board, game)
+    letters.error_mail(unit, error, getattr(error, "usage", None), unit.board, game)
 
 
 def _game_of_line(line: str | None):

@@ -130,7 +130,8 @@ def board_record(board_id: int):
         game = get_game(board.game)
         if game.info.record_format != "sgf":
             abort(404, _("Board %(board)s is %(game)s, which has no SGF record.", board=board_id, game=game.title))
-        _, mime, data = game_record(game, board, load_players(session, board), load_records(session, board))
+        _filename, mime, data = game_record(game, board, load_players(session, board),
+                                            load_records(session, board))
     return Response(data, mimetype=mime,
                     headers={"Content-Disposition": f'attachment; filename="board-{board_id}.sgf"'})
 

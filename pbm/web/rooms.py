@@ -67,7 +67,8 @@ def new_form():
     name = request.args.get("game", "go").strip().lower()
     if name not in REGISTRY:
         titles = ", ".join(g.title for g in _games())
-        abort(404, _("There is no game called %(name)r here; choose one of %(games)s.", name=name[:40], games=titles))
+        abort(404, _("There is no game called %(name)r here; choose one of %(games)s.", name=name[:40],
+                     games=titles))
     return _form_page(name, {})
 
 
