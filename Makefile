@@ -12,6 +12,10 @@ SMTP_PORT ?= 2525
 CATALOGUES := $(wildcard pbm/translations/*/LC_MESSAGES/messages.po)
 COMPILED := $(CATALOGUES:.po=.mo)
 
+# What marks a sentence besides gettext/_/N_: a PlayerError's lazy_gettext, and
+# the games' errors (their first argument is the English sentence).
+KEYWORDS := -k lazy_gettext -k MoveError -k InvalidMoveError -k IllegalMoveError -k OptionError
+
 .PHONY: setup run test bench clean messages
 
 $(STAMP): pyproject.toml
@@ -28,7 +32,7 @@ setup: $(STAMP) $(COMPILED)
 # After adding or changing a sentence: collect every marked string and merge
 # the new ones into each catalogue (then translate the empty msgstr entries).
 messages: setup
-	$(BIN)/pybabel extract -F babel.cfg -k lazy_gettext --no-location -o pbm/translations/messages.pot .
+	$(BIN)/pybabel extract -F babel.cfg $(KEYWORDS) --no-location -o pbm/translations/messages.pot .
 	$(BIN)/pybabel update -i pbm/translations/messages.pot -d pbm/translations --no-fuzzy-matching
 
 run: setup

@@ -11,8 +11,10 @@ from typing import Sequence
 
 from sqlmodel import Session, select
 
-from .games import Game, Outcome, get_game
-from .i18n import N_, gettext
+from functools import partial
+
+from .games import Game, GameError, Outcome, get_game
+from .i18n import N_, LazyText, gettext
 from .models import Board, MoveRecord, Player
 
 # The words the games declare in English (side names, option descriptions), marked
@@ -27,6 +29,24 @@ GAME_WORDS = (
     N_("the same position occurred a third time"), N_("Tantrix scoring, equal best dragons"),
     N_("Tantrix scoring, the best dragon"),
 )
+
+
+def error_sentence(error: Exception) -> str:
+    """An error's sentence in the current language: a game's error (``GameError``)
+    through the catalogue, with the errors it quotes and the sides it names
+    (GAME_WORDS) translated too; any other error as it says itself (``str``)."""
+    if not isinstance(error, GameError):
+        return str(error)
+    params = {name: error_sentence(value) if isinstance(value, Exception)
+              else gettext(value) if isinstance(value, str) and value in GAME_WORDS else value
+              for name, value in error.params.items()}
+    return gettext(error.message, **params)
+
+
+def lazy_sentence(error: Exception) -> LazyText:
+    """``error_sentence(error)`` when it becomes text: for a PlayerError that passes a
+    game's sentence on before anyone knows who reads it."""
+    return LazyText(partial(error_sentence, error))
 
 
 def side_name(game: Game, seat: int) -> str:

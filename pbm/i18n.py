@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import Callable
 from pathlib import Path
 
 from babel.support import NullTranslations, Translations
@@ -79,20 +80,17 @@ def ngettext(singular: str, plural: str, count: int, **params) -> str:
 
 
 class LazyText:
-    """A message translated when it becomes text (``str``), in the language of that moment."""
+    """A sentence made when it becomes text (``str``), in the language of that moment."""
 
-    def __init__(self, message: str, params: dict):
-        self.message, self.params = message, params
+    def __init__(self, make: Callable[[], str]):
+        self.make = make
 
     def __str__(self) -> str:
-        return gettext(self.message, **self.params)
-
-    def __repr__(self) -> str:
-        return f"LazyText({self.message!r})"
+        return self.make()
 
 
 def lazy_gettext(message: str, **params) -> LazyText:
-    return LazyText(message, params)
+    return LazyText(partial(gettext, message, **params))
 
 
 def N_(message: str) -> str:

@@ -29,12 +29,13 @@ from pbm.games import REGISTRY
 from pbm.models import Board, InboundMessage, Player
 
 from .browser import HAVE_CHROMIUM
-from .browser.driving import by_css, click, open_page, waiter
+from .browser.driving import by_css, click, explanation, open_page, waiter
 from .browser.fixtures import browsers, desktop, site  # noqa: F401 (fixtures)
 from .conftest import body
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "pbm" / "translations" / "de" / "LC_MESSAGES" / "messages.po"
+MAKEFILE = ROOT / "Makefile"  # its KEYWORDS: what marks a sentence for the catalogues
 ALICE, BOB = "alice@players.test", "bob@players.test"
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9,en;q=0.5"}
 ENGLISH = {"Accept-Language": "en-GB,en;q=0.9"}
@@ -60,7 +61,8 @@ def test_every_marked_sentence_has_a_german_translation():
     German catalogue with a translation that is not a guess (fuzzy)."""
     with (ROOT / "babel.cfg").open() as config:
         method_map, options_map = parse_mapping_cfg(config)
-    keywords = {**DEFAULT_KEYWORDS, "lazy_gettext": None}
+    keywords = {**DEFAULT_KEYWORDS, **dict.fromkeys(re.findall(r"-k (\w+)", MAKEFILE.read_text()), None)}
+    assert {"lazy_gettext", "MoveError", "OptionError"} <= keywords.keys()
     marked = {message for _, _, message, _, _ in extract_from_dir(
         str(ROOT), method_map, options_map, keywords=keywords) if isinstance(message, str)}
     translated = {m.id: m for m in catalogue() if m.id}
@@ -159,6 +161,11 @@ def new_room(client, **fields) -> str:
     return response.headers["Location"]
 
 
+def invitation(host, play_path: str) -> str:
+    """The invitation path the host's play page offers."""
+    return re.search(r'data-invite href="[^"]*(/join/[a-z0-9]+)"', host.get(play_path).get_data(as_text=True))[1]
+
+
 def tokens(server, board_id: int) -> tuple[str, str]:
     with reading(server.engine) as session:
         board = session.get(Board, board_id)
@@ -183,12 +190,10 @@ def pages(players, server, app):
     dragons = new_room(host, game="dragons", mode="same-device", name="Anna", guest_name="Ben")
     tigers = new_room(host, game="twotigers", mode="same-device", name="Anna", guest_name="Ben")
     friend = new_room(host, game="go", mode="friend", name="Anna")
-    invite = re.search(r'data-invite href="[^"]*(/join/[a-z0-9]+)"', host.get(friend).get_data(as_text=True))[1]
-    open_invite = new_room(host, game="go", mode="friend", name="Anna")
-    unused = re.search(r'data-invite href="[^"]*(/join/[a-z0-9]+)"',
-                       host.get(open_invite).get_data(as_text=True))[1]
+    invite = invitation(host, friend)
+    unused = invitation(host, new_room(host, game="go", mode="friend", name="Anna"))
     closed = new_room(host, game="go", mode="friend", name="Anna")
-    closed_invite = re.search(r'data-invite href="[^"]*(/join/[a-z0-9]+)"', host.get(closed).get_data(as_text=True))[1]
+    closed_invite = invitation(host, closed)
     play(host, closed, "resign")
     assert app.test_client().get(invite).status_code == 303  # the guest takes the seat: the room is full
     play(host, same_device, "C3")
@@ -353,23 +358,48 @@ def test_a_move_from_a_german_page_mails_each_player_in_their_own_language(playe
     assert "Du bist auf Brett 101 nicht am Zug: bob ist am Zug (Weiß)." in refused.get_data(as_text=True)
 
 
+def test_a_games_refusal_is_german_for_a_german_reader(players, outbox, server, app):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "go challenge alice bob")
+    players.send(ALICE, "go move 101 alice alicepw D4")
+    players.send(BOB, "go move 101 bob bobpw E5")
+    players.send(ALICE, "go move 101 alice alicepw E5")
+    refused = body(outbox.new()[-1])
+    assert "E5 ist schon besetzt; wähle einen freien Punkt." in refused
+    assert 'Sende stattdessen: einen Zug in der Notation von Go (sende "go help")' in refused
+    players.send(ALICE, "go move 101 alice alicepw Z9")
+    unknown = " ".join(body(outbox.new()[-1]).split())
+    assert ("Z9 liegt außerhalb des Bretts; die Punkte gehen von A1 bis J9. Ein Go-Zug ist ein Punkt wie D4, "
+            "oder pass.") in unknown
+    players.send(BOB, "go move 101 bob bobpw D4")  # bob reads English, from the same game
+    assert "It is not your turn on board 101" in body(outbox.new()[-1])
+
+    explain = f"/play/{tokens(server, 101)[0]}/explain?move=E5"
+    assert app.test_client().get(explain, headers=GERMAN).json == {
+        "error": "E5 ist schon besetzt; wähle einen freien Punkt."}
+    assert app.test_client().get(explain, headers=ENGLISH).json == {
+        "error": "E5 is already occupied; choose an empty point."}
+
+
 # -- the play script in a real browser -------------------------------------------------
 
 
 @pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed")
 def test_the_play_script_speaks_german_on_a_german_page(site, desktop):
-    board = site.board("go")
-    open_page(desktop, board.play_url(0))
+    board = site.board("go", moves=["D5"])
+    open_page(desktop, board.play_url(1))
     assert by_css(desktop, "html").get_attribute("lang") == "en"  # Chromium asks for en-US
     click(desktop, '[data-language="de"]')  # the switch: a plain link, remembered in a cookie
     waiter(desktop).until(lambda d: by_css(d, "html").get_attribute("lang") == "de")
     waiter(desktop).until(lambda d: d.execute_script("return document.readyState") == "complete")
-    click(desktop, '[data-point="D5"]')
-    waiter(desktop).until(lambda d: by_css(d, '[data-action="play"]').text == "D5 spielen")
+    click(desktop, '[data-point="D5"]')  # occupied: the server's sentence, in German
+    assert explanation(desktop) == "D5 ist schon besetzt; wähle einen freien Punkt."
+    click(desktop, '[data-point="E5"]')
+    waiter(desktop).until(lambda d: by_css(d, '[data-action="play"]').text == "E5 spielen")
     assert by_css(desktop, "[data-selection-text]").text == (
-        "D5 gewählt: tippe noch einmal darauf oder drücke Spielen.")
+        "E5 gewählt: tippe noch einmal darauf oder drücke Spielen.")
     click(desktop, '[data-action="resign"]')  # armed: asks once more, in German
     assert by_css(desktop, '[data-action="resign"]').text == "Wirklich aufgeben? Noch einmal klicken"
     open_page(desktop, board.url)  # another page: the choice is remembered
     assert by_css(desktop, "html").get_attribute("lang") == "de"
-    assert by_css(desktop, "[data-status]").text == "alice ist am Zug (Schwarz)."
+    assert by_css(desktop, "[data-status]").text == "bob ist am Zug (Weiß)."

@@ -4,6 +4,7 @@ from . import dragons, go, greatkingdom, twodragons, twotigers  # noqa: F401  (e
 from .base import (  # noqa: F401
     REGISTRY,
     Game,
+    GameError,
     IllegalMoveError,
     InvalidMoveError,
     MoveError,

@@ -191,12 +191,12 @@ class Dragons(TurnBased):
     def parse_cell(self, text: str, state: DragonsState) -> Cell:
         match = re.fullmatch(rf"\s*{CELL}\s*", text, re.I)
         if not match:
-            raise InvalidMoveError(f"{text.strip()!r} is not a cell name: write a tile number and a "
-                                   "direction (n, ne, se, s, sw, nw), like 7ne.")
+            raise InvalidMoveError("%(text)r is not a cell name: write a tile number and a direction "
+                                   "(n, ne, se, s, sw, nw), like 7ne.", text=text.strip())
         number = int(match.group(1))
         if not 1 <= number <= len(state.tiles):
-            raise InvalidMoveError(f"There is no tile {number}; the tiles are numbered 1 to "
-                                   f"{len(state.tiles)}.")
+            raise InvalidMoveError("There is no tile %(number)s; the tiles are numbered 1 to %(last)s.",
+                                   number=number, last=len(state.tiles))
         q, r, _ = state.tiles[number - 1]
         cell = (q, r)
         for word in re.findall(STEP_WORD, match.group(2).lower()):
@@ -206,15 +206,16 @@ class Dragons(TurnBased):
     def parse_move(self, text: str, state: DragonsState):
         match = MOVE.match(text)
         if not match:
-            raise InvalidMoveError(f"{text.strip()!r} is not a Dragons move: write a cell and an "
-                                   "orientation, like 7ne:B2 (cell 7ne, back turned twice).")
+            raise InvalidMoveError("%(text)r is not a Dragons move: write a cell and an orientation, like 7ne:B2 "
+                                   "(cell 7ne, back turned twice).", text=text.strip())
         cell = self.parse_cell(match.group(1) + match.group(2), state)
         orientation = ORIENTATIONS.index(match.group(3).upper() + match.group(4))
         if cell in state.at:
-            raise IllegalMoveError(f"{text.strip()} names tile {state.at[cell] + 1}'s cell, which is taken.")
+            raise IllegalMoveError("%(cell)s names tile %(tile)s's cell, which is taken.", cell=text.strip(),
+                                   tile=state.at[cell] + 1)
         if state.tiled_neighbours(cell) == 0:
-            raise IllegalMoveError(f"{match.group(1)}{match.group(2).lower()} is not next to any tile; a "
-                                   "tile must touch at least one other.")
+            raise IllegalMoveError("%(cell)s is not next to any tile; a tile must touch at least one other.",
+                                   cell=match.group(1) + match.group(2).lower())
         number, direction = state.name_key(cell)
         return number + 1, direction, orientation
 
@@ -237,20 +238,21 @@ class Dragons(TurnBased):
             if wanted is not None and colours[d] != wanted:
                 other = state.at[neighbour(cell, d)] + 1
                 raise IllegalMoveError(
-                    f"{name}:{ORIENTATIONS[orientation]} does not fit: its {EDGE_NAMES[d]} edge is "
-                    f"{colours[d].upper()} but tile {other}'s {EDGE_NAMES[(d + 3) % 6]} edge is "
-                    f"{wanted.upper()}.")
+                    "%(move)s does not fit: its %(edge)s edge is %(colour)s but tile %(other)s's %(facing)s "
+                    "edge is %(wanted)s.", move=name + ":" + ORIENTATIONS[orientation], edge=EDGE_NAMES[d],
+                    colour=colours[d].upper(), other=other, facing=EDGE_NAMES[(d + 3) % 6], wanted=wanted.upper())
         must = state.compulsory()
         if must and cell not in must:
             names = ", ".join(state.name(c) for c in must)
-            raise IllegalMoveError(f"A gap must be filled first: play in {names} (each fits two or more "
-                                   "orientations).")
+            raise IllegalMoveError("A gap must be filled first: play in %(cells)s (each fits two or more "
+                                   "orientations).", cells=names)
 
     def apply(self, state: DragonsState, side: int, move) -> DragonsState:
         self.guard(state, side)
         cell = self.cell_of(move, state)
         if cell in state.at:
-            raise IllegalMoveError(f"{self.format_move(move)}: that cell is already tile {state.at[cell] + 1}.")
+            raise IllegalMoveError("%(move)s: that cell is already tile %(tile)s.", move=self.format_move(move),
+                                   tile=state.at[cell] + 1)
         self.check(state, cell, move[2])
         first = len(state.tiles) + 1
         state = self._auto_moves(state.placed(cell, move[2]))

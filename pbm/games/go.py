@@ -196,12 +196,12 @@ class Go(Declared):
                 raise InvalidMoveError("Write mark and one point of the group, like: mark D4.")
             return ("mark", parse_point(words[1], state.size))
         if len(words) > 1:
-            raise InvalidMoveError(f"{text.strip()!r} is not a Go move; send a point like D4, pass, "
-                                   "or during scoring mark D4, done or resume.")
+            raise InvalidMoveError("%(text)r is not a Go move; send a point like D4, pass, or during scoring "
+                                   "mark D4, done or resume.", text=text.strip())
         try:
             return parse_point(words[0], state.size)
         except InvalidMoveError as error:
-            raise InvalidMoveError(f"{error} A Go move is a point like D4, or pass.") from None
+            raise InvalidMoveError("%(error)s A Go move is a point like D4, or pass.", error=error) from None
 
     def format_move(self, move) -> str:
         if isinstance(move, str):
@@ -231,10 +231,11 @@ class Go(Declared):
         if state.phase == SCORING:
             return self._scoring(state, side, move)
         if move in (DONE, RESUME) or (isinstance(move, tuple) and move[0] == "mark"):
-            raise IllegalMoveError(f"{self.format_move(move)} belongs to the scoring, which opens after "
-                                   "two passes in a row.")
+            raise IllegalMoveError("%(move)s belongs to the scoring, which opens after two passes in a row.",
+                                   move=self.format_move(move))
         if side != state.turn:
-            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+            raise IllegalMoveError("It is %(turn)s's turn, not %(side)s's.", turn=self.sides[state.turn],
+                                   side=self.sides[side])
         if move == PASS:
             if state.passes + 1 >= 2:
                 return replace(state, passes=2, turn=1 - side, last=None, phase=SCORING,
@@ -255,7 +256,7 @@ class Go(Declared):
         index = y * size + x
         name = point_name(x, y)
         if state.board[index] != EMPTY:
-            raise IllegalMoveError(f"{name} is already occupied; choose an empty point.")
+            raise IllegalMoveError("%(point)s is already occupied; choose an empty point.", point=name)
         colour, enemy = _colour(side), _colour(1 - side)
         keys = zobrist(size)
         board = list(state.board)
@@ -270,10 +271,11 @@ class Go(Declared):
                     position ^= keys[i][enemy]
                 captured += len(group)
         if not captured and not _has_liberty(board, index, size):
-            raise IllegalMoveError(f"{name} would be suicide: your stones there would have no liberty.")
+            raise IllegalMoveError("%(point)s would be suicide: your stones there would have no liberty.",
+                                   point=name)
         if state.history.seen_before(position, state.ply):
-            raise IllegalMoveError(f"{name} would repeat an earlier position (positional superko); "
-                                   "play elsewhere first.")
+            raise IllegalMoveError("%(point)s would repeat an earlier position (positional superko); "
+                                   "play elsewhere first.", point=name)
         return tuple(board), position, captured
 
     def _scoring(self, state: GoState, side: int, move) -> GoState:
@@ -290,8 +292,8 @@ class Go(Declared):
             x, y = move[1]
             index = y * state.size + x
             if state.board[index] == EMPTY:
-                raise IllegalMoveError(f"{point_name(x, y)} is empty; mark a point with a stone of the "
-                                       "group you think is dead (or alive again).")
+                raise IllegalMoveError("%(point)s is empty; mark a point with a stone of the group you think is "
+                                       "dead (or alive again).", point=point_name(x, y))
             group, _ = group_and_liberties(state.board, index, state.size)
             dead = state.dead - group if index in state.dead else state.dead | group
             return replace(state, dead=frozenset(dead), confirmed=frozenset())

@@ -129,14 +129,14 @@ class GreatKingdom(TurnBased):
         index = y * size + x
         name = point_name(x, y)
         if state.stock[side] == 0:
-            raise IllegalMoveError(f"{self.sides[side]} has no castles left; the only move is pass.")
+            raise IllegalMoveError("%(side)s has no castles left; the only move is pass.", side=self.sides[side])
         if state.board[index] == NEUTRAL:
-            raise IllegalMoveError(f"{name} holds the neutral castle; choose an empty point.")
+            raise IllegalMoveError("%(point)s holds the neutral castle; choose an empty point.", point=name)
         if state.board[index] != EMPTY:
-            raise IllegalMoveError(f"{name} already holds a castle; choose an empty point.")
+            raise IllegalMoveError("%(point)s already holds a castle; choose an empty point.", point=name)
         if index in territory(state.board, size, _colour(other)):
-            raise IllegalMoveError(
-                f"{name} is inside {self.sides[other]}'s territory, where you may not build.")
+            raise IllegalMoveError("%(point)s is inside %(side)s's territory, where you may not build.",
+                                   point=name, side=self.sides[other])
 
         board = list(state.board)
         board[index] = _colour(side)
@@ -157,9 +157,8 @@ class GreatKingdom(TurnBased):
             return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
                            last=(x, y), destroyed=tuple(sorted(destroyed)), outcome=outcome)
         if not _group(board, index, size)[1]:
-            raise IllegalMoveError(
-                f"A castle on {name} would leave your own castles with no free space around "
-                "them and destroys nothing; that is not allowed.")
+            raise IllegalMoveError("A castle on %(point)s would leave your own castles with no free space around "
+                                   "them and destroys nothing; that is not allowed.", point=name)
         return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
                        last=(x, y))
 

@@ -140,23 +140,23 @@ class TwoDragons(TurnBased):
         size, colour = state.size, _colour(side)
         name = point_name(x, y)
         if state.board[y * size + x] != EMPTY:
-            raise IllegalMoveError(f"{name} is already taken; choose an empty point.")
+            raise IllegalMoveError("%(point)s is already taken; choose an empty point.", point=name)
         if colour in state.board:
             seen = sight(state.board, size, x, y, colour)
             if not seen.seen:
                 if seen.cut:
                     a, b = sorted(seen.cut)
                     enemy = self.sides[1 - side]
-                    raise IllegalMoveError(
-                        f"{name}: the sight line cuts through two of {enemy}'s pieces at "
-                        f"{point_name(a % size, a // size)}-{point_name(b % size, b // size)}.")
-                raise IllegalMoveError(f"{name} is not in sight of your pieces (along a row, column or "
-                                       "diagonal with only empty points between).")
+                    raise IllegalMoveError("%(point)s: the sight line cuts through two of %(side)s's pieces at "
+                                           "%(pair)s.", point=name, side=enemy, pair="-".join(
+                                               (point_name(a % size, a // size), point_name(b % size, b // size))))
+                raise IllegalMoveError("%(point)s is not in sight of your pieces (along a row, column or diagonal "
+                                       "with only empty points between).", point=name)
         square = blob(state.board, size, x, y, colour)
         if square:
             cx, cy = square
-            raise IllegalMoveError(f"{name} would make a 2x2 blob at {point_name(cx, cy)}-"
-                                   f"{point_name(cx + 1, cy + 1)}.")
+            raise IllegalMoveError("%(point)s would make a 2x2 blob at %(square)s.", point=name,
+                                   square=point_name(cx, cy) + "-" + point_name(cx + 1, cy + 1))
 
     def legal_points(self, state: TwoDragonsState, side: int) -> list[tuple[int, int]]:
         points = []
@@ -182,7 +182,8 @@ class TwoDragons(TurnBased):
             self.check(state, side, x, y)
         except IllegalMoveError as error:
             if not self.legal_points(state, side):
-                raise IllegalMoveError(f"{error} You have no legal point left and must pass.") from None
+                raise IllegalMoveError("%(error)s You have no legal point left and must pass.",
+                                       error=error) from None
             raise
         board = list(state.board)
         index = y * state.size + x

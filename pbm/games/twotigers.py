@@ -33,7 +33,7 @@ def name(point: int) -> str:
 def parse_name(text: str) -> int:
     t = text.strip().lower()
     if len(t) != 2 or t[0] not in COLUMNS or t[1] not in "12345":
-        raise InvalidMoveError(f"{text.strip()!r} is not a point; points run from a1 to e5.")
+        raise InvalidMoveError("%(text)r is not a point; points run from a1 to e5.", text=text.strip())
     return (int(t[1]) - 1) * SIZE + COLUMNS.index(t[0])
 
 
@@ -109,10 +109,10 @@ class TwoTigers(TurnBased):
     def _check_line(self, a: int, b: int) -> tuple[int, int]:
         direction = direction_between(a, b)
         if direction is None:
-            raise IllegalMoveError(f"{name(a)} is not adjacent to {name(b)} on this board.")
+            raise IllegalMoveError("%(a)s is not adjacent to %(b)s on this board.", a=name(a), b=name(b))
         if direction not in lines()[a]:
-            raise IllegalMoveError(f"{name(a)}-{name(b)} is not a line on this board "
-                                   f"({name(a)} has no diagonals).")
+            raise IllegalMoveError("%(a)s-%(b)s is not a line on this board (%(a)s has no diagonals).", a=name(a),
+                                   b=name(b))
         return direction
 
     def _check_goat(self, state: TwoTigersState, move: tuple[int, ...]) -> None:
@@ -120,44 +120,47 @@ class TwoTigers(TurnBased):
             raise IllegalMoveError("A goat moves one step: two points, like b5-b4.")
         start, end = move
         if state.board[start] <= 0:
-            raise IllegalMoveError(f"{name(start)} holds no goat.")
+            raise IllegalMoveError("%(point)s holds no goat.", point=name(start))
         self._check_line(start, end)
         if state.board[end] != 0:
-            what = "a tiger" if state.board[end] == TIGER else "goats"
-            raise IllegalMoveError(f"{name(end)} holds {what}; a goat only moves to an empty point.")
+            if state.board[end] == TIGER:
+                raise IllegalMoveError("%(point)s holds a tiger; a goat only moves to an empty point.",
+                                       point=name(end))
+            raise IllegalMoveError("%(point)s holds goats; a goat only moves to an empty point.", point=name(end))
 
     def _check_tiger(self, state: TwoTigersState, move: tuple[int, ...]) -> list[int]:
         """The points leapt over, or IllegalMoveError with the reason."""
         start = move[0]
         if state.board[start] != TIGER:
-            raise IllegalMoveError(f"{name(start)} holds no tiger.")
+            raise IllegalMoveError("%(point)s holds no tiger.", point=name(start))
         board = list(state.board)
         board[start] = 0
         if len(move) == 2 and direction_between(start, move[1]) is not None:
             self._check_line(start, move[1])
             if board[move[1]] != 0:
-                raise IllegalMoveError(f"{name(move[1])} is not empty; a tiger steps to an empty point "
-                                       "or leaps over a goat.")
+                raise IllegalMoveError("%(point)s is not empty; a tiger steps to an empty point or leaps over a "
+                                       "goat.", point=name(move[1]))
             return []
         leapt: list[int] = []
         for a, b in zip(move, move[1:]):
             dx, dy = b % SIZE - a % SIZE, b // SIZE - a // SIZE
             if max(abs(dx), abs(dy)) == 1:
-                raise IllegalMoveError(f"{name(a)}-{name(b)} is a step, and a step ends the tiger's turn; "
-                                       "only leaps can follow one another.")
+                raise IllegalMoveError("%(a)s-%(b)s is a step, and a step ends the tiger's turn; only leaps can "
+                                       "follow one another.", a=name(a), b=name(b))
             if max(abs(dx), abs(dy)) != 2 or (dx and dy and abs(dx) != abs(dy)):
-                raise IllegalMoveError(f"{name(a)} is not adjacent to {name(b)} on this board, and a leap "
-                                       "goes over exactly one point to the point beyond.")
+                raise IllegalMoveError("%(a)s is not adjacent to %(b)s on this board, and a leap goes over "
+                                       "exactly one point to the point beyond.", a=name(a), b=name(b))
             over = step(a, (dx // 2, dy // 2))
             self._check_line(a, over)
             self._check_line(over, b)
             if over in leapt:
-                raise IllegalMoveError(f"{name(over)} was already leapt over this turn.")
+                raise IllegalMoveError("%(point)s was already leapt over this turn.", point=name(over))
             if board[over] <= 0:
-                raise IllegalMoveError(f"{name(a)}-{name(b)} would leap over {name(over)}, which holds no "
-                                       "goat.")
+                raise IllegalMoveError("%(a)s-%(b)s would leap over %(over)s, which holds no goat.", a=name(a),
+                                       b=name(b), over=name(over))
             if board[b] != 0:
-                raise IllegalMoveError(f"{name(b)} is not empty; a leap must land on an empty point.")
+                raise IllegalMoveError("%(point)s is not empty; a leap must land on an empty point.",
+                                       point=name(b))
             board[over] -= 1
             leapt.append(over)
         return leapt

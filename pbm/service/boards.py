@@ -17,7 +17,7 @@ from sqlalchemy import or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import BoardView, ending, load_players, replay, log_entries, load_records
+from ..boardview import BoardView, ending, lazy_sentence, load_players, replay, log_entries, load_records
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
@@ -150,7 +150,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         move = game.parse_move(text, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
-        raise PlayerError(str(error), lazy_gettext('a move in %(game)s notation (send "%(name)s help")',
+        raise PlayerError(lazy_sentence(error), lazy_gettext('a move in %(game)s notation (send "%(name)s help")',
                                                    game=game.title, name=game.name)) from None
     record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)

@@ -34,9 +34,10 @@ from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from ..boardview import error_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
-from ..i18n import N_, gettext, lazy_gettext
+from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import normalise_address
@@ -115,8 +116,17 @@ def _options(game, raw: dict[str, str]) -> dict:
     try:
         options = game.parse_options({k: v for k, v in raw.items() if v.strip()})
     except OptionError as error:  # mail's "-size must be ..." as a page says it
-        raise PlayerError(re.sub(r"^-(\w+)", lambda m: "The " + m[1].replace("_", " "), str(error))) from None
+        raise PlayerError(lazy_option_sentence(error)) from None
     return {**options, **fixed}
+
+
+def lazy_option_sentence(error: OptionError) -> LazyText:
+    """Mail's "-size must be ..." as a page says it: "The size must be ...", in the
+    page's language."""
+    def sentence() -> str:
+        return re.sub(r"^-(\w+)", lambda m: gettext("The %(option)s", option=m[1].replace("_", " ")),
+                      error_sentence(error))
+    return LazyText(sentence)
 
 
 def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: dict[str, str],
