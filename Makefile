@@ -44,6 +44,7 @@ test: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/workers.py
 	$(BIN)/python benchmarks/players.py --games 10
 
 clean:

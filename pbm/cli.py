@@ -36,7 +36,7 @@ def cmd_serve(args) -> int:
         return 1
     server = app.extensions["pbm"]
     settings = server.settings
-    jobs = None if args.no_scheduler else scheduler.build(server, background=True)
+    jobs = None if args.no_scheduler else scheduler.build(server)
     if jobs:
         jobs.start()
     listener = None
@@ -146,12 +146,13 @@ def cmd_scheduler(args) -> int:
     from . import scheduler
     from .service import Service
 
-    jobs = scheduler.build(Service(_settings()), background=False)
-    print("pbm scheduler running (outbox, reminders, expiry)", flush=True)
-    try:
-        jobs.start()
-    except (KeyboardInterrupt, SystemExit):
-        pass
+    server = Service(_settings())
+    stopping = threading.Event()
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):  # systemd's stop and Ctrl-C: end quietly
+        signal.signal(stop_signal, lambda *_: stopping.set())
+    print("pbm scheduler running (outbox, reminders, expiry); on PostgreSQL one scheduler "
+          "process leads and the others stand by", flush=True)
+    scheduler.run_leading(server, stopping)
     return 0
 
 

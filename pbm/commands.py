@@ -14,8 +14,10 @@ from .games import game_names
 from .i18n import lazy_gettext
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
-                "move", "resign", "show", "history", "language")
-GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview")
+                "move", "resign", "show", "history", "language",
+                "message", "vacation", "add", "signoff", "all")  # social
+GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview",
+              "subscribe", "unsubscribe", "chat")  # social
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -30,10 +32,21 @@ USAGE = {
     "history": "<game> history <board>",
     "preview": "<game> preview <board>[#n] <move> [<move> ...]",
     "language": "language <userid> <password> de|en",
+    # social
+    "subscribe": "<game> subscribe <board> <userid> <password>   or   <game> subscribe <userid> <password> all",
+    "unsubscribe": "<game> unsubscribe <board> <userid> <password>   or   "
+                   "<game> unsubscribe <userid> <password> all",
+    "chat": "<game> chat <board> <userid> <password>   (the body of the mail is the chat)",
+    "message": "message <userid> <password> <userid> [<userid> ...]   (the body of the mail is the message)",
+    "vacation": "vacation <userid> <password> <days>   or   vacation <userid> <password> off",
+    "add": "add <userid> <password> <email>",
+    "signoff": "signoff <userid> <password>",
+    "all": "all show <userid> [next | active]",
 }
 
 
-AUTHENTICATED = ("move", "change_password", "change_address", "language")  # verbs whose password is checked
+AUTHENTICATED = ("move", "change_password", "change_address", "language",  # verbs whose password is checked
+                 "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff")
 SECRET = "********"
 
 
@@ -48,8 +61,9 @@ class CommandError(ValueError):
 @dataclass(frozen=True)
 class Command:
     verb: str  # help signup change_password change_address challenge move resign show games history language
+    # preview subscribe unsubscribe chat message vacation add signoff
     game: str | None = None
-    board: int | None = None
+    board: int | None = None  # (subscribe/unsubscribe: None for every new board of the game)
     userid: str | None = None
     password: str | None = None
     move: str | None = None  # move text, as typed
@@ -126,6 +140,8 @@ def parse_command(line: str) -> Command:
     if verb is None:
         raise CommandError(lazy_gettext("%(word)r is neither a command nor a game; games are %(games)s.",
                                         word=words[0], games=", ".join(game_names())), "help")
+    if verb == "signoff" and words[0].lower() != "signoff":
+        raise CommandError("signoff closes your account: write the word in full.", USAGE["signoff"])
     return _parse_verb(verb, None, words[1:])
 
 
@@ -149,6 +165,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return Command("language", userid=rest[0].lower(), password=rest[1], args=(rest[2].lower(),))
     if verb == "multiple":
         return Command("multiple")
+    if verb in SOCIAL_VERBS:
+        return _parse_social(verb, game, rest)
     if verb == "challenge":
         return _parse_challenge(game, rest)
     if verb == "preview":
@@ -227,3 +245,41 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         else:
             options[key] = value if value else "true"
     return Command("challenge", game=game, args=(users[0], users[1]), options=options, timing=timing)
+
+
+# social: watching boards, chat, messages, vacations, more addresses, signing off
+
+SOCIAL_VERBS = ("subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff", "all")
+
+
+def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
+    if verb == "all":  # all show <userid> [next|active]: the boards of every game
+        if not rest or match_word(rest[0], ("show", "games"), "word after all") is None:
+            raise CommandError("After 'all' comes 'show' and a userid.", USAGE["all"])
+        return _parse_games(None, rest[1:])
+    if verb in ("subscribe", "unsubscribe"):
+        if len(rest) == 3 and rest[2].lower() == "all":
+            return Command(verb, game=game, userid=rest[0].lower(), password=rest[1])
+        if len(rest) != 3:
+            raise CommandError(f"{verb} needs a board, your userid and your password (or your userid, "
+                               "your password and 'all').", USAGE[verb])
+        board, _ = _board(rest[0], verb)
+        return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
+    if verb == "chat":
+        _need(rest, 3, verb)
+        board, _ = _board(rest[0], verb)
+        return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
+    if verb == "message":
+        _need(rest, 3, verb)
+        return Command(verb, userid=rest[0].lower(), password=rest[1], args=tuple(w.lower() for w in rest[2:]))
+    if verb == "vacation":
+        _need(rest, 3, verb)
+        days = rest[2].lower()
+        if days != "off" and not re.fullmatch(r"[0-9]{1,3}", days):
+            raise CommandError(f"{rest[2]!r} is neither a number of days nor 'off'.", USAGE[verb])
+        return Command(verb, userid=rest[0].lower(), password=rest[1], args=(days,))
+    if verb == "add":
+        _need(rest, 3, verb)
+        return Command(verb, userid=rest[0].lower(), password=rest[1], args=(rest[2],))
+    _need(rest, 2, verb)  # signoff
+    return Command(verb, userid=rest[0].lower(), password=rest[1])

@@ -33,6 +33,7 @@ class Settings:
     gnugo_path: str = "/usr/games/gnugo"  # the computer's Go engine (Debian package gnugo)
     gnugo_level: int = 1  # GNU Go's strength, 1 to 10
     computer_seconds: float = 1.0  # time the search player thinks per move (other games)
+    new_games_per_hour: int = 20  # games one client address may start on /new per hour
 
     @property
     def server_domain(self) -> str:

@@ -46,6 +46,8 @@ class Player(SQLModel, table=True):
     language: str = Field(default="en", max_length=2, sa_column_kwargs={"server_default": "en"})  # of the
     # mails this player gets: en or de (command "language"); pbm.i18n.LANGUAGES
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    closed_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)  # signed off: no login,
+    # no address; the userid stays so records read and nobody takes it again
 
 
 class Room(SQLModel, table=True):
@@ -214,3 +216,60 @@ class UsedToken(SQLModel, table=True):
 
     token: str = Field(primary_key=True, max_length=100)
     used_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+
+
+class PlayerAddress(SQLModel, table=True):
+    """Another address of an account (``add``), confirmed by a reply from it: mail
+    from it counts as the player's; board mails still go to ``Player.email``."""
+
+    __tablename__ = "player_address"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    email: str = Field(max_length=254, unique=True)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Subscription(SQLModel, table=True):
+    """A player watching boards: ``board_id`` one board; None every board of ``game``
+    created from ``created_at`` on. ``watching`` False: this board is left out of an
+    all-boards subscription (``unsubscribe <board>``)."""
+
+    __tablename__ = "subscription"
+    __table_args__ = (sa.UniqueConstraint("player_id", "game", "board_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    game: str = Field(max_length=20, index=True)
+    board_id: Optional[int] = Field(default=None, foreign_key="board.id", index=True)
+    watching: bool = True
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Chat(SQLModel, table=True):
+    """Words about a board (``chat``) from a player or a watcher; part of the board's
+    record beside the move log (``after_move``: how many log entries came before)."""
+
+    __tablename__ = "chat"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    board_id: int = Field(foreign_key="board.id", index=True)
+    player_id: int = Field(foreign_key="player.id")
+    after_move: int
+    text: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Vacation(SQLModel, table=True):
+    """A player away: no reminders and no expiry on their boards until ``until``
+    (or ``off``); ``ended_at`` None while it runs. ``days``: the days it counts
+    against the yearly allowance (the days taken, once it has ended)."""
+
+    __tablename__ = "vacation"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    started_at: datetime = Field(sa_type=UTCDateTime, index=True)
+    until: datetime = Field(sa_type=UTCDateTime, index=True)
+    ended_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
+    days: int

@@ -25,7 +25,7 @@ import uuid
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import Select, and_, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -93,24 +93,19 @@ def _due(now: datetime):
     ))
 
 
-def _claim(engine: Engine, mail_ids: list[int], now: datetime) -> list[OutboxMail]:
-    """Take the given mails that are due and nobody else is sending (one conditional UPDATE)."""
+def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail]:
+    """Take the mails among ``candidates`` (a query of ids) that are due and nobody
+    else is sending (one conditional UPDATE)."""
     token = uuid.uuid4().hex
     with transaction(engine) as session:
         session.execute(
             update(OutboxMail)
-            .where(OutboxMail.id.in_(mail_ids), _due(now))
+            .where(OutboxMail.id.in_(candidates), _due(now))
             .values(status="sending", claimed_until=now + CLAIM_LEASE, claim=token,
                     attempts=OutboxMail.attempts + 1))
         return list(session.exec(select(OutboxMail).where(OutboxMail.claim == token,
                                                           OutboxMail.status == "sending")
                                  .order_by(OutboxMail.id)).all())
-
-
-def deliver(engine: Engine, settings: Settings, mail_ids: list[int], now: datetime | None = None) -> int:
-    """Claim the given outbox mails that are due and send them; returns how many went out."""
-    now = now or utcnow()
-    return _send_claimed(engine, settings, _claim(engine, mail_ids, now), now)
 
 
 def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], now: datetime) -> int:
@@ -255,10 +250,14 @@ def _wait_at_exit() -> None:
 
 def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
     """The scheduler's sweep: try every mail that is due (or whose claim lapsed), at most
-    ``SWEEP_BATCH`` a run; returns how many went out."""
+    ``SWEEP_BATCH`` a run; returns how many went out.
+
+    On PostgreSQL the batch is chosen ``FOR UPDATE SKIP LOCKED``: sweeps running at
+    once in several processes each take different mails, and none waits for the
+    rows another is claiming. (SQLite has one writer at a time and no such clause.)"""
     now = now or utcnow()
     _give_up_on_lapsed(engine, now)
-    with reading(engine) as session:
-        ids = session.exec(select(OutboxMail.id).where(_due(now))
-                           .order_by(OutboxMail.id).limit(SWEEP_BATCH)).all()
-    return deliver(engine, settings, list(ids), now) if ids else 0
+    batch = (select(OutboxMail.id).where(_due(now)).order_by(OutboxMail.id).limit(SWEEP_BATCH)
+             .with_for_update(skip_locked=True))
+    rows = _claim(engine, batch, now)
+    return _send_claimed(engine, settings, rows, now) if rows else 0

@@ -24,7 +24,8 @@ from pbm.migrate import upgrade
 
 POSTGRES_ADMIN_URL = os.environ.get("PBM_TEST_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-TABLES = ("move", "outbox", "inbound_message", "board", "room", "confirmation", "password_failure", "used_token", "player")
+TABLES = ("move", "outbox", "inbound_message", "chat", "subscription", "board", "room", "confirmation",
+          "password_failure", "used_token", "vacation", "player_address", "player")
 
 
 def wait_until(condition, what: str, timeout: float = 30.0):

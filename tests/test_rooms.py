@@ -349,3 +349,36 @@ def test_new_and_join_pages_carry_no_inline_script(app, client):
         assert "script-src 'self'" in response.headers["Content-Security-Policy"]
         assert not re.search(r"<script(?![^>]*\bsrc=)", shown)
         assert not re.search(r"\son[a-z]+=", shown) and " style=" not in shown
+
+
+def test_a_browser_seat_cannot_be_challenged_by_its_userid(client, server, players, outbox):
+    """A guest seat has no address to mail a board to: by mail it is nobody at all."""
+    board = board_of(server, start(client, mode="friend"))
+    guest = players_of(server, board)[1]
+    result = players.send("alice@players.test", f"go challenge alice {guest.userid}")
+    assert result.status == "rejected"
+    assert result.error == (f"There is no player called {guest.userid}; name them by email address "
+                            "to invite them.")
+
+
+def test_the_status_page_names_browser_seats_as_they_chose(client, server):
+    board = board_of(server, start(client, name="Ada", guest_name="Grace"))
+    guests = players_of(server, board)
+    listing = page(client.get("/"))
+    assert "Ada" in listing and "Grace" in listing
+    assert all(p.userid not in listing for p in guests)
+
+
+def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
+    app = create_app({**overrides, "new_games_per_hour": 2})
+    client, other = app.test_client(), app.test_client()
+    start(client)
+    start(client, mode="friend")
+    refused = client.post("/new", data={"game": "go", "mode": "same-device"})
+    assert refused.status_code == 429
+    assert "This address has started 2 games in the last hour, the most allowed" in page(refused)
+    with reading(app.extensions["pbm"].engine) as session:
+        assert len(session.exec(select(Room)).all()) == 2
+    other.environ_base["REMOTE_ADDR"] = "192.0.2.7"
+    start(other)  # another address is not held back
+    app.extensions["pbm"].engine.dispose()

@@ -1,4 +1,5 @@
-"""Accounts: signup, passwords, addresses, and players invited by a challenge."""
+"""Accounts: signup, passwords, addresses (the primary one and those added),
+signing off, and players invited by a challenge."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ import secrets
 from datetime import timedelta
 
 from email_validator import EmailNotValidError, validate_email
-from sqlmodel import Session, select
+from sqlmodel import Session, delete, or_, select
 from werkzeug.security import generate_password_hash
 
 from .. import i18n
 from ..commands import USAGE, Command
 from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
-from ..models import Confirmation, Player
-from . import computer, letters, passwords
+from ..models import Board, Confirmation, Player, PlayerAddress, Subscription, Vacation
+from . import boards, computer, letters, passwords
 from .errors import PlayerError
 from .unit import Unit
 
@@ -23,6 +24,7 @@ USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
 MIN_PASSWORD = 4
 CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
 CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
+MAX_ADDED = 5  # addresses an account may have besides its primary one
 
 
 def normalise_address(address: str) -> str:
@@ -38,7 +40,15 @@ def by_userid(session: Session, userid: str) -> Player | None:
 
 
 def by_address(session: Session, address: str) -> Player | None:
-    return session.exec(select(Player).where(Player.email == address)).first()
+    """The player whose primary or added address this is."""
+    added = select(PlayerAddress.player_id).where(PlayerAddress.email == address)
+    return session.exec(select(Player).where(or_(Player.email == address, Player.id.in_(added)))).first()
+
+
+def addresses(session: Session, player: Player) -> set[str]:
+    """Every address whose mail counts as the player's: the primary one and those added."""
+    added = session.exec(select(PlayerAddress.email).where(PlayerAddress.player_id == player.id)).all()
+    return set(added) | ({player.email} if player.email else set())
 
 
 def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
@@ -51,6 +61,8 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
     if player is None:
         raise PlayerError(lazy_gettext("There is no player called %(userid)s; sign up first with: "
                                        "signup %(userid)s <password>", userid=userid), usage)
+    if player.closed_at is not None:
+        raise PlayerError(f"The account {userid} was closed (signoff); its userid stays with its games.", usage)
     if player.password_hash is None:
         raise PlayerError(lazy_gettext("%(userid)s has no password yet: they play by replying to their board "
                                        "mails (or sign up from their own address).", userid=userid), usage)
@@ -124,7 +136,11 @@ def confirm(unit: Unit, token: str) -> None:
         raise PlayerError(f"This confirmation is for {pending.address}; only a reply from that address "
                           "confirms it.", "help")
     unit.session.delete(pending)
-    if pending.action == "signup":
+    if pending.action == "add":
+        player = unit.session.get(Player, pending.player_id)
+        _check_can_add(unit, player, pending.address)
+        _add_address(unit, player, pending.address)
+    elif pending.action == "signup":
         if by_userid(unit.session, pending.userid):
             raise PlayerError(f"The userid {pending.userid} was taken meanwhile; sign up with another.",
                               USAGE["signup"])
@@ -143,7 +159,8 @@ def _check_new_password(password: str, usage: str) -> None:
 
 
 def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
-    """Refuse an address that another full account holds (an invited one may be claimed)."""
+    """Refuse an address that another full account holds, as its primary or an added
+    address (an invited one may be claimed)."""
     other = by_address(unit.session, address)
     if other and other != owner and not (other.invited and owner is None):
         raise PlayerError(f"{address} already belongs to the userid {other.userid}.", USAGE["change"])
@@ -159,6 +176,7 @@ def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> 
 
 
 def _move_account(unit: Unit, player: Player, address: str) -> None:
+    unit.session.execute(delete(PlayerAddress).where(PlayerAddress.email == address))  # added, now primary
     old, player.email = player.email, address
     for to in dict.fromkeys((old, address)):  # both told; once when unchanged
         letters.send(unit, to, "address_changed", userid=player.userid, new=address, old=old)
@@ -178,6 +196,57 @@ def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
                  userid=pending["userid"], days=CONFIRM_DAYS)
 
 
+def add_address(unit: Unit, command: Command, comment: str) -> None:
+    """Another address for the account: at once when the mail comes from it,
+    otherwise once a reply from it confirms. Board mails still go to the primary one."""
+    player = authenticate(unit, command.userid, command.password, USAGE["add"])
+    address = normalise_address(command.args[0])
+    _check_can_add(unit, player, address)
+    if address == unit.mail.sender:
+        _add_address(unit, player, address)
+    else:
+        _ask_confirmation(unit, "add", address, userid=player.userid, player_id=player.id)
+
+
+def _check_can_add(unit: Unit, player: Player, address: str) -> None:
+    if player.closed_at is not None:
+        raise PlayerError(f"The account {player.userid} was closed (signoff).", USAGE["add"])
+    if address in addresses(unit.session, player):
+        raise PlayerError(f"{address} is already an address of {player.userid}.", USAGE["add"])
+    _address_is_free(unit, address, player)
+    if len(addresses(unit.session, player)) > MAX_ADDED:
+        raise PlayerError(f"{player.userid} has {MAX_ADDED} added addresses, the most allowed.", USAGE["add"])
+
+
+def _add_address(unit: Unit, player: Player, address: str) -> None:
+    unit.session.add(PlayerAddress(player_id=player.id, email=address, created_at=unit.now))
+    for to in (player.email, address):
+        letters.send(unit, to, "address_added", userid=player.userid, primary=player.email, added=address)
+
+
+def signoff(unit: Unit, command: Command, comment: str) -> None:
+    """Close the account: its running boards are resigned (the opponents get the board
+    mail), its addresses freed, its password, watching and vacation gone; the userid
+    stays, so its games still read and nobody can take it again."""
+    player = authenticate(unit, command.userid, command.password, USAGE["signoff"])
+    running = unit.session.exec(select(Board.id).where(
+        Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
+        .order_by(Board.id)).all()
+    for board_id in running:
+        board = boards.lock(unit, board_id)
+        boards.play(unit, board, board.seat_of(player.id), "resign")
+    unit.board = None
+    for table in (PlayerAddress, Subscription):
+        unit.session.execute(delete(table).where(table.player_id == player.id))
+    unit.session.execute(delete(Confirmation).where(Confirmation.player_id == player.id))
+    unit.session.execute(Vacation.__table__.update().where(
+        Vacation.player_id == player.id, Vacation.ended_at.is_(None)).values(ended_at=unit.now))
+    address = player.email
+    player.email, player.password_hash, player.closed_at = None, None, unit.now
+    unit.session.flush()
+    letters.send(unit, address, "signoff", userid=player.userid, resigned=running)
+
+
 def resolve(unit: Unit, name: str) -> Player:
     """A challenged player by userid or address; an unknown address is invited
     (a player without a password, who plays by replying)."""
@@ -186,7 +255,9 @@ def resolve(unit: Unit, name: str) -> Player:
         return computer.player(unit)
     if "@" not in name:
         player = by_userid(s, name)
-        if player is None:
+        if player is not None and player.closed_at is not None:
+            raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
+        if player is None or player.email is None:  # a browser seat is nobody's to challenge
             raise PlayerError(f"There is no player called {name}; name them by email address "
                               "to invite them.", USAGE["challenge"])
         return player

@@ -1,8 +1,11 @@
-"""Deadlines: reminders to the player to move, and expiry of idle boards.
+"""Deadlines: reminders to the player to move, expiry of idle boards, and the
+end of vacations.
 
 Each sweep finds the due boards, then claims each one in its own unit of work
 with a conditional UPDATE, so running a sweep twice, late, or from two
-processes at once sends nothing twice.
+processes at once sends nothing twice. A board with a player on vacation is
+neither reminded nor expired; both sweeps first end the vacations whose days
+have run out (which moves those players' deadlines on, see ``social``).
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from sqlmodel import select
 from ..boardview import load_players
 from ..config import Settings
 from ..db import reading
-from ..models import Board, MoveRecord, utcnow
-from . import boards, letters
+from ..models import Board, MoveRecord, Vacation, utcnow
+from . import boards, letters, social
 from .unit import Unit, run
 
 
@@ -44,10 +47,24 @@ def _due(engine: Engine, condition) -> list[int]:
         return list(session.exec(select(Board.id).where(Board.status == "active", condition)).all())
 
 
+def _nobody_away():
+    """The condition that neither player of a board is on vacation."""
+    away = select(Vacation.player_id).where(Vacation.ended_at.is_(None))
+    return Board.seat0_id.not_in(away) & Board.seat1_id.not_in(away)
+
+
+def end_vacations(engine: Engine, settings: Settings, now: datetime) -> int:
+    """End every vacation whose days have run out."""
+    with reading(engine) as session:
+        due = session.exec(select(Vacation.id).where(Vacation.ended_at.is_(None), Vacation.until <= now)).all()
+    return sum(run(engine, settings, lambda unit, i=i: social.end_vacation(unit, i), now=now) for i in due)
+
+
 def send_reminders(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
     """Remind the player to move on every board past its nag time, once per idle spell."""
     now = now or utcnow()
-    due = (Board.nag_due_at <= now) & Board.nagged_at.is_(None)
+    end_vacations(engine, settings, now)
+    due = (Board.nag_due_at <= now) & Board.nagged_at.is_(None) & _nobody_away()
 
     def remind(unit: Unit, board_id: int) -> bool:
         board = _claim(unit, board_id, due, {"nagged_at": now})
@@ -69,7 +86,8 @@ def expire_boards(engine: Engine, settings: Settings, now: datetime | None = Non
     """End every board past its expiry: the player to move forfeits a started game,
     a game that never started (not both players have moved) is cancelled."""
     now = now or utcnow()
-    due = Board.expire_due_at <= now
+    end_vacations(engine, settings, now)
+    due = (Board.expire_due_at <= now) & _nobody_away()
 
     def expire(unit: Unit, board_id: int) -> bool:
         board = _claim(unit, board_id, due, {})

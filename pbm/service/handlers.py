@@ -16,7 +16,7 @@ from sqlmodel import select
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
 from ..models import Board, Player
-from . import accounts, boards, computer, letters, queries
+from . import accounts, boards, computer, letters, queries, social
 from .errors import PlayerError
 from .unit import Unit
 
@@ -102,4 +102,12 @@ HANDLERS: dict[str, Handler] = {
     "games": queries.games,
     "multiple": multiple,
     "language": accounts.set_language,
+    # social
+    "subscribe": social.subscribe,
+    "unsubscribe": social.unsubscribe,
+    "chat": social.chat,
+    "message": social.message,
+    "vacation": social.vacation,
+    "add": accounts.add_address,
+    "signoff": accounts.signoff,
 }

@@ -113,7 +113,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
                           "board; reply to your latest board mail, or use the move command.", USAGE["move"])
     unit.board = board
     player = unit.session.get(Player, board.player_id(seat))
-    if player.email != unit.mail.sender:
+    if unit.mail.sender not in accounts.addresses(unit.session, player):
         raise PlayerError(f"This reply address belongs to {player.userid} on board {board.id}; only "
                           f"{player.userid}'s registered address may use it, and yours is "
                           f"{unit.mail.sender}.", USAGE["move"])

@@ -16,20 +16,22 @@ from __future__ import annotations
 from datetime import timedelta
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from sqlalchemy import func
-from sqlmodel import select
+from sqlalchemy import func, or_
+from sqlmodel import Session, select
 
 from .. import i18n
 from ..boardview import BoardView, error_sentence, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
-from ..models import Board, InboundMessage, Player
+from ..models import Board, InboundMessage, Player, Subscription
+from .errors import PlayerError
 from .unit import Unit
 
 RECENT_MOVES = 10  # moves listed in a board mail
 MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
 MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
+MAX_RELAYED_PER_MAIL = 60  # a player's words passed on to others (chat, message) one inbound mail may cause
 
 _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoescape=False,
                          trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined,
@@ -51,11 +53,14 @@ def render(name: str, language: str = i18n.DEFAULT, **context) -> tuple[str, str
 
 
 def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, reply_to: str | None = None,
-         auto: str = "auto-replied", attachments=(), language: str | None = None, **context) -> None:
+         auto: str = "auto-replied", attachments=(), relayed: bool = False, language: str | None = None,
+         **context) -> None:
     """Compose template ``name`` for ``to`` and queue it in this unit of work; a
-    player without an address (``to`` None) gets no mail. The mail is in
-    ``language``, by default the language of the player with that address."""
-    if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm"):
+    player without an address (``to`` None) gets no mail. ``relayed``: the mail
+    passes a player's words on (chat, message; see ``within_limits``). The mail is
+    in ``language``, by default the language of the player with that address."""
+    if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm",
+                                                            relayed=relayed):
         return
     if language is None:
         language = unit.session.exec(select(Player.language).where(Player.email == to)).first()
@@ -67,24 +72,45 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
     unit.queue(message, board_id)
 
 
-def within_limits(unit: Unit, to: str, *, stranger: bool) -> bool:
+def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False) -> bool:
     """Whether this unit may queue one more mail (other than a board mail) to ``to``: a
     mail answered gets at most MAX_ANSWERS_PER_MAIL answers; an address that sent more
     than MAX_ANSWERS_PER_HOUR mails in the last hour gets no more answers (which also
     ends loops with auto-responders that do not say so); one mail reaches at most
     MAX_STRANGERS_PER_MAIL addresses without an account (invitations are refused
-    before the board exists, see ``handlers.challenge``)."""
+    before the board exists, see ``handlers.challenge``); one mail passes a player's
+    words on (``relayed``) to at most MAX_RELAYED_PER_MAIL addresses, and only while its
+    sender is within the hourly limit (``check_relay`` refuses beforehand, with a
+    sentence, what would go over)."""
     if stranger:
         unit.strangers += 1
         return unit.strangers <= MAX_STRANGERS_PER_MAIL or unit.mail is None
+    if relayed:
+        unit.relayed += 1
+        return unit.relayed <= MAX_RELAYED_PER_MAIL and _answer_budget(unit) > 0
     if unit.mail is None or to != unit.mail.sender:
         return True
+    unit.answers += 1
+    return unit.answers <= min(MAX_ANSWERS_PER_MAIL, _answer_budget(unit))
+
+
+def _answer_budget(unit: Unit) -> int:
+    """Answers the sender of the mail being answered may still get this hour."""
     if unit.answer_budget is None:
         received = unit.session.exec(select(func.count()).select_from(InboundMessage).where(
-            InboundMessage.sender == to, InboundMessage.received_at > unit.now - timedelta(hours=1))).one()
+            InboundMessage.sender == unit.mail.sender,
+            InboundMessage.received_at > unit.now - timedelta(hours=1))).one()
         unit.answer_budget = MAX_ANSWERS_PER_HOUR + 1 - received  # this mail is already recorded
-    unit.answers += 1
-    return unit.answers <= min(MAX_ANSWERS_PER_MAIL, unit.answer_budget)
+    return unit.answer_budget
+
+
+def check_relay(unit: Unit, count: int) -> None:
+    """PlayerError unless ``count`` more relayed mails fit in the limits of ``within_limits``."""
+    if unit.relayed + count > MAX_RELAYED_PER_MAIL:
+        raise PlayerError(f"One mail may pass words on to at most {MAX_RELAYED_PER_MAIL} addresses; this "
+                          f"would make {unit.relayed + count}.")
+    if _answer_budget(unit) <= 0:
+        raise PlayerError(f"You sent more than {MAX_ANSWERS_PER_HOUR} mails in the last hour; try again later.")
 
 
 def subject_tail(view: BoardView) -> str:
@@ -109,12 +135,29 @@ def player_reply_to(unit: Unit, board: Board, seat: int) -> str:
     return reply_address(unit.settings, board.id, board.token(seat))
 
 
+def watchers(session: Session, board: Board) -> list[Player]:
+    """The players watching ``board`` (not its own players), by userid: subscribed to
+    it, or to every board of its game since before it began and not left out of it."""
+    rows = session.exec(select(Subscription).where(
+        Subscription.game == board.game,
+        or_(Subscription.board_id == board.id, Subscription.board_id.is_(None)))).all()
+    chosen = {r.player_id: r.watching for r in rows if r.board_id is not None}
+    ids = {r.player_id for r in rows if r.board_id is None and r.created_at <= board.created_at}
+    ids = {i for i in ids if chosen.get(i, True)} | {i for i, watching in chosen.items() if watching}
+    ids -= {board.seat0_id, board.seat1_id}
+    if not ids:
+        return []
+    return list(session.exec(select(Player).where(Player.id.in_(ids)).order_by(Player.userid)).all())
+
+
 def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, comment: str = "",
                 mover: int | None = None, occasion: str | None = None, seats=(0, 1),
                 invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), auto: str = "auto-replied",
                 **context) -> None:
     """The board mail for each of ``seats``: status, recent moves, diagram, the
-    mover's comment, the player's private link; the game record when it is over."""
+    mover's comment, the player's private link; the game record when it is over.
+    A mail to both seats goes to the board's watchers too, without what is the
+    players' own (the private link, the reply tag, the mover's comment)."""
     view = BoardView.current(board, players, load_records(unit.session, board, last=RECENT_MOVES))
     record = []
     if board.status == "finished" and view.game.info.record_format:
@@ -127,6 +170,12 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
              forced=forced, **footer(board, seat), **context)
+    if tuple(seats) != (0, 1):  # a reminder is the player's own
+        return
+    for watcher in watchers(unit.session, board):
+        send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, view=view,
+             tail=subject_tail(view), seat=None, player=watcher, occasion=occasion, comment="", mover="",
+             forced=forced, **footer(board, None), **context)
 
 
 def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | None, game: Game | None) -> None:

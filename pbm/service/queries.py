@@ -8,8 +8,8 @@ from sqlmodel import select
 from ..boardview import BoardView, load_players, load_records
 from ..commands import USAGE, Command
 from ..games import MoveError, get_game
-from ..models import Board, Player
-from . import letters
+from ..models import Board, Chat, Player
+from . import accounts, letters
 from .errors import PlayerError
 from .unit import Unit
 
@@ -40,10 +40,17 @@ def show(unit: Unit, command: Command, comment: str) -> None:
         view = BoardView.at(board, players, records, command.number)
     else:
         view = BoardView.current(board, players, records)
-    seat = next((i for i, p in enumerate(players) if p.email == unit.mail.sender), None)
+    seat = _seat_of_sender(unit, board)
     letters.send(unit, unit.mail.sender, "show", board=board,
                  reply_to=letters.player_reply_to(unit, board, seat) if seat is not None else None,
-                 view=view, tail=letters.subject_tail(view), seat=seat, **letters.footer(board, seat))
+                 view=view, tail=letters.subject_tail(view), seat=seat, **letters.footer(board, seat),
+                 watchers=len(letters.watchers(unit.session, board)))
+
+
+def _seat_of_sender(unit: Unit, board: Board) -> int | None:
+    """The seat on ``board`` of the player whose address (primary or added) sent the mail."""
+    player = accounts.by_address(unit.session, unit.mail.sender)
+    return board.seat_of(player.id) if player is not None else None
 
 
 def preview(unit: Unit, command: Command, comment: str) -> None:
@@ -74,10 +81,15 @@ def history(unit: Unit, command: Command, comment: str) -> None:
     board = _board(unit, command.board, command.game)
     players = load_players(unit.session, board)
     view = BoardView.current(board, players, load_records(unit.session, board))
-    entries = list(zip(view.records, view.move_lines()))
+    chats: dict[int, list[tuple[str, str]]] = {}  # move number -> (userid, text) of the chats after it
+    for chat, userid in unit.session.exec(select(Chat, Player.userid).join(Player, Player.id == Chat.player_id)
+                                          .where(Chat.board_id == board.id).order_by(Chat.id)).all():
+        chats.setdefault(chat.after_move, []).append((userid, chat.text))
+    entries = [(record, line, chats.get(record.number, []))
+               for record, line in zip(view.records, view.move_lines())]
     letters.send(unit, unit.mail.sender, "history", board=board, view=view, entries=entries[-HISTORY_MOVES:],
                  left_out=max(0, len(entries) - HISTORY_MOVES), comment_chars=HISTORY_COMMENT,
-                 for_players=unit.mail.sender in (p.email for p in players))
+                 opening_chats=chats.get(0, []), for_players=_seat_of_sender(unit, board) is not None)
 
 
 def games(unit: Unit, command: Command, comment: str) -> None:

@@ -51,6 +51,7 @@ class Unit:
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
     answers: int = 0  # mails this unit queued to the sender of the mail it answers
     strangers: int = 0  # mails this unit queued to addresses without an account (invitations, confirmations)
+    relayed: int = 0  # mails this unit queued passing a player's words on (chat, message)
     new_boards: int = 0  # boards this unit started
     answer_budget: int | None = None  # answers the sender may still get this hour (counted once per unit)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 from pathlib import Path
 
@@ -24,9 +25,19 @@ def _secret_key(settings) -> str:
         return settings.secret_key
     path = Path(settings.instance_path) / "secret_key"
     path.parent.mkdir(parents=True, exist_ok=True)
+    # Several processes may start at once: the key is written whole under another
+    # name and linked into place, so the first one made wins and every process
+    # reads that one (a reader never sees a half-written file).
     if not path.exists():
-        path.write_text(secrets.token_hex(32))
-        path.chmod(0o600)
+        draft = path.with_name(f"secret_key.{os.getpid()}.{secrets.token_hex(4)}")
+        draft.write_text(secrets.token_hex(32))
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     return path.read_text().strip()
 
 
@@ -146,6 +157,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     @app.errorhandler(404)
     @app.errorhandler(405)
     @app.errorhandler(413)
+    @app.errorhandler(429)
     def client_error(error):
         if wants_json():
             return jsonify(status="error", error=error.description), error.code

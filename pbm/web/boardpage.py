@@ -1,6 +1,7 @@
 """What a board page shows besides the move list: the picture, the moves the
 seat may make by pointer or key (as the texts a mail would carry), the
-buttons for moves that are not points, and the history navigation.
+buttons for moves that are not points, the history navigation, and how many
+watch the board.
 
 The rules stay in the games: every target here comes from ``legal_moves`` or
 from ``apply`` itself, so the page offers exactly what the server accepts.
@@ -17,7 +18,9 @@ from ..boardview import MOVES, BoardView, error_sentence, side_name
 from ..games import MoveError
 from ..games.base import point_name
 from ..i18n import N_, gettext
+from ..models import Board
 from ..render import board_svg
+from ..service.letters import watchers
 
 # Moves that are words, not places on the board, in the order their buttons show.
 ACTIONS = {"pass": N_("Pass"), "done": N_("Done (accept this scoring)"), "resume": N_("Resume play")}
@@ -178,3 +181,8 @@ def history(view: BoardView) -> History:
 
     return History(at, last, href(0) if at > 0 else None, href(at - 1) if at > 0 else None,
                    href(at + 1) if at < last else None, href(last) if at < last else None)
+
+
+def watched_by(session, board: Board) -> int:
+    """How many players watch the board (``subscribe``): the page shows the number only."""
+    return len(watchers(session, board))

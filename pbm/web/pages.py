@@ -84,7 +84,7 @@ def status():
             query = query.where(or_(Board.seat0_id.in_(ids), Board.seat1_id.in_(ids)))
         boards = session.exec(query.limit(500)).all()
         player_ids = {b.seat0_id for b in boards} | {b.seat1_id for b in boards}
-        names = {p.id: p.userid for p in session.exec(select(Player).where(Player.id.in_(player_ids)))}
+        names = {p.id: p.display_name or p.userid for p in session.exec(select(Player).where(Player.id.in_(player_ids)))}
     rows = [{
         "board": b,
         "title": get_game(b.game).title,
@@ -98,7 +98,8 @@ def status():
 def board_page(board_id: int):
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
-    return render_template("board.html", **board_context(view))
+        watched = boardpage.watched_by(session, view.board)
+    return render_template("board.html", **board_context(view, watchers=watched))
 
 
 @bp.get("/games/<int:board_id>/live")

@@ -33,7 +33,7 @@ def csrf_token(play_token: str) -> str:
     return hmac.new(key, f"play:{play_token}".encode(), hashlib.sha256).hexdigest()
 
 
-def _same_origin() -> bool:
+def same_origin() -> bool:
     """Browsers send Origin (or Referer) on a form POST; another site's must not pass.
     Under the pages' ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null``:
     then, as without the header, the form's token decides."""
@@ -109,7 +109,7 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
 def play(token: str):
     if request.method == "GET":
         return _page(token, "board.html")
-    if not _same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
+    if not same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
         abort(403, _("This form was not sent from your private page; reload the page and try again."))
     move = request.form.get("move", "").strip()
     comment = request.form.get("comment", "").strip()

@@ -16,16 +16,20 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, make_response, redirect, render_template, request, url_for
+
+from limits import RateLimitItemPerHour
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 
 from ..db import reading
 from ..games import REGISTRY, get_game
-from ..service import rooms
 from ..i18n import N_
 from ..i18n import gettext as _
+from ..service import rooms
 from ..service.errors import PlayerError
 from .pages import service
-from .play import _same_origin as same_origin
+from .play import same_origin
 
 bp = Blueprint("rooms", __name__)
 
@@ -76,6 +80,7 @@ def new_form():
 def new_game():
     if not same_origin():
         abort(403, _("This form was not sent from this site's new game page; open /new and try again."))
+    _count_new_game()
     form = request.form
     typed = {key: value[:200] for key, value in form.items()}
     name = form.get("game", "").strip().lower()
@@ -94,6 +99,17 @@ def new_game():
     if started.host_key:
         _keep(response, started.invite, started.host_key)
     return response
+
+
+def _count_new_game() -> None:
+    """One client address starts at most ``new_games_per_hour`` games an hour (each
+    makes a room, a board and two seats). Counted per process, in memory: behind a
+    proxy, the proxy must pass the client's address (see README)."""
+    settings = service().settings
+    window = current_app.extensions.setdefault("pbm_new_games", MovingWindowRateLimiter(MemoryStorage()))
+    if not window.hit(RateLimitItemPerHour(settings.new_games_per_hour), "new", request.remote_addr or "?"):
+        abort(429, f"This address has started {settings.new_games_per_hour} games in the last hour, the most "
+                   "allowed; finish or resume one of them, or try again later.")
 
 
 def _keep(response, invite: str, key: str) -> None:

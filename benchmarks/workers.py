@@ -1,0 +1,84 @@
+"""``make bench``, the production web tier: the reply-path games of ``run.py``
+(whole Great Kingdom games by reply mail through ``POST /inbound/email``)
+against gunicorn with ``deploy/gunicorn.conf.py`` on PostgreSQL, with 1, 2
+and 4 worker processes; prints moves per second and latency percentiles.
+
+A figure, not a pass/fail test. Skipped when no PostgreSQL answers at
+127.0.0.1:5432 (or ``PBM_TEST_POSTGRES_URL``). Options: --workers, --clients,
+--games, --size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from run import POSTGRES_ADMIN, free_port, percentile, play_games, postgres_database
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bench_workers(workers: int, args) -> None:
+    """One row: a fresh database, gunicorn with ``workers`` workers, the games."""
+    url, drop = postgres_database()
+    if url is None:
+        print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
+        return
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            port = free_port()
+            env = {**os.environ, "PBM_DATABASE_URL": url, "PBM_INSTANCE_PATH": tmp,
+                   "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test",
+                   "PBM_LOG_LEVEL": "WARNING"}
+            subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True,
+                           capture_output=True)
+            server = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
+                 "--workers", str(workers), "--log-level", "warning", "--access-logfile", "/dev/null",
+                 "pbm:create_app()"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            base = f"http://127.0.0.1:{port}"
+            try:
+                for _ in range(600):
+                    try:
+                        urllib.request.urlopen(base + "/healthz", timeout=1).read()
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+                latencies, seconds = play_games(base, f"{tmp}/outbox", args.clients, args.games, args.size,
+                                                args.seed)
+            finally:
+                server.terminate()
+                server.wait(timeout=60)
+    finally:
+        drop()
+    moves = len(latencies)
+    print(f"{workers:>7} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
+          f"{percentile(latencies, 50) * 1000:>8.1f} {percentile(latencies, 99) * 1000:>8.1f} "
+          f"{statistics.mean(latencies) * 1000:>8.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workers", default="1,2,4", help="worker counts to measure, comma-separated")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--games", type=int, default=1, help="games per client")
+    parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print(f"gunicorn (deploy/gunicorn.conf.py, gthread) on PostgreSQL: whole Great Kingdom games "
+          f"({args.size}x{args.size}) by reply mail,\n{args.clients} concurrent clients x {args.games} games each, "
+          f"on {os.cpu_count()} cores; latency = one move, request to committed answer.\n")
+    print(f"{'workers':>7} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+    for workers in (int(n) for n in args.workers.split(",")):
+        bench_workers(workers, args)
+
+
+if __name__ == "__main__":
+    main()

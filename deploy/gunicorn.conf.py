@@ -1,0 +1,41 @@
+"""gunicorn settings for pbm's production web tier:
+
+    gunicorn -c deploy/gunicorn.conf.py 'pbm:create_app()'
+
+Several worker processes on PostgreSQL. Each worker builds its own application
+(no ``preload_app``: a database connection must never cross a fork) and, once
+a live page streams from it, LISTENs for the commits of every other process,
+so a move made through any worker (or ``pbm ingest``, or another machine)
+reaches the pages open on all of them. Run the periodic jobs beside it as
+``pbm scheduler`` (any number of them: one leads, see ``pbm/scheduler.py``).
+
+Every value can be overridden on the command line or by ``GUNICORN_CMD_ARGS``.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("PBM_BIND", "127.0.0.1:5000")
+# Requests are short and part of their time is spent waiting on
+# PostgreSQL, so two workers a core keep the cores busy.
+workers = int(os.environ.get("PBM_WORKERS", 2 * multiprocessing.cpu_count()))
+# Live pages hold a connection and a thread each for up to 25 s
+# (pbm.web.live.MAX_STREAMS per process): threads, not sync workers, so an open
+# page never blocks a move. 64 threads = 56 live pages + 8 for everything else.
+worker_class = "gthread"
+threads = 64
+keepalive = 5           # behind a reverse proxy that reuses its connections
+accesslog = "-"
+# gunicorn's other defaults stand: a stopping worker gets 30 s (graceful_timeout)
+# to finish, more than a stream lasts; X-Forwarded-* is trusted from 127.0.0.1
+# only, where the reverse proxy runs. The proxy must not buffer the event
+# streams (/games/<n>/events, /play/<token>/events).
+
+
+def worker_int(worker):
+    """A worker told to stop at once (SIGINT, SIGQUIT): end the event streams of its
+    live pages now, rather than at their next heartbeat, so the worker can exit;
+    each page reconnects (to a worker still running) and catches up."""
+    from pbm.service import events
+
+    events.reset_streams()

@@ -1,0 +1,250 @@
+"""Players among themselves: watching boards (``subscribe``), ``chat`` about a
+board, ``message`` to other players, and ``vacation``.
+
+A watcher gets every board mail of the boards watched (see
+``letters.board_mails``), without what is the players' own. A chat goes to both
+players and the watchers and is kept beside the move log (``Chat``); a message
+goes to players by userid, from the server, so nobody learns an address. Words
+passed on count in the per-mail limits of ``letters.within_limits``.
+
+A vacation holds the reminders and the expiry of every board of the player (the
+sweeps in ``deadlines`` leave those boards alone); when it ends (``off``, or the
+scheduler when its days have run out) every deadline of the player's running
+boards moves on by the days taken. A player may take VACATION_DAYS days in any
+VACATION_YEAR (a rolling year: the days of vacations begun in the last 365 days
+count); a vacation ended early counts the days begun.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from datetime import timedelta
+
+from sqlalchemy import func, or_, update
+from sqlmodel import select
+
+from ..commands import USAGE, Command
+from ..games import get_game
+from ..models import Board, Chat, Player, Subscription, Vacation
+from . import accounts, boards, letters
+from .errors import PlayerError
+from .unit import Unit
+
+MAX_WATCHERS = 50  # watchers of one board, and all-boards subscribers of one game
+MAX_TEXT = 2000  # characters of a chat or a message
+MAX_RECIPIENTS = 10  # players one message may go to
+VACATION_DAYS = 30  # days of vacation a player may take in VACATION_YEAR
+VACATION_YEAR = timedelta(days=365)
+DAY = timedelta(days=1)
+
+
+# Watching
+
+def subscribe(unit: Unit, command: Command, comment: str) -> None:
+    """Watch one board, or (no board) every board of the game begun from now on."""
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["subscribe"])
+    title = get_game(command.game).title
+    if command.board is None:
+        if _all_boards(unit, player, command.game) is not None:
+            raise PlayerError(f"{player.userid} watches every new {title} board already.", USAGE["unsubscribe"])
+        count = unit.session.exec(select(func.count()).select_from(Subscription).where(
+            Subscription.game == command.game, Subscription.board_id.is_(None))).one()
+        if count >= MAX_WATCHERS:
+            raise PlayerError(f"Every new {title} board has {MAX_WATCHERS} watchers already, the most allowed.")
+        unit.session.add(Subscription(player_id=player.id, game=command.game, created_at=unit.now))
+    else:
+        board = boards.lock(unit, command.board, command.game)
+        if board.seat_of(player.id) is not None:
+            raise PlayerError(f"{player.userid} plays on board {board.id}; its mails come anyway.")
+        if board.status != "active":
+            raise PlayerError(f"Board {board.id} is over; there is nothing more to watch.")
+        watching = letters.watchers(unit.session, board)
+        if player in watching:
+            raise PlayerError(f"{player.userid} watches board {board.id} already.", USAGE["unsubscribe"])
+        if len(watching) >= MAX_WATCHERS:
+            raise PlayerError(f"Board {board.id} has {MAX_WATCHERS} watchers already, the most allowed.")
+        _choose(unit, player, board, watching=True)
+    _tell(unit, player, command, watching=True)
+
+
+def unsubscribe(unit: Unit, command: Command, comment: str) -> None:
+    """Stop watching one board, or every board the all-boards subscription brought."""
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["unsubscribe"])
+    if command.board is None:
+        every = _all_boards(unit, player, command.game)
+        if every is None:
+            raise PlayerError(f"{player.userid} does not watch every new {get_game(command.game).title} board.",
+                              USAGE["subscribe"])
+        unit.session.delete(every)
+    else:
+        board = boards.lock(unit, command.board, command.game)
+        if player not in letters.watchers(unit.session, board):
+            raise PlayerError(f"{player.userid} does not watch board {board.id}.", USAGE["subscribe"])
+        _choose(unit, player, board, watching=False)
+    _tell(unit, player, command, watching=False)
+
+
+def _all_boards(unit: Unit, player: Player, game: str) -> Subscription | None:
+    return unit.session.exec(select(Subscription).where(
+        Subscription.player_id == player.id, Subscription.game == game, Subscription.board_id.is_(None))).first()
+
+
+def _choose(unit: Unit, player: Player, board: Board, *, watching: bool) -> None:
+    """Record the player's choice for one board (an all-boards subscription is kept)."""
+    row = unit.session.exec(select(Subscription).where(
+        Subscription.player_id == player.id, Subscription.board_id == board.id)).first()
+    if row is None:
+        row = Subscription(player_id=player.id, game=board.game, board_id=board.id, created_at=unit.now)
+    row.watching = watching
+    unit.session.add(row)
+
+
+def _tell(unit: Unit, player: Player, command: Command, *, watching: bool) -> None:
+    letters.send(unit, unit.mail.sender, "subscription", game=get_game(command.game), board_id=command.board,
+                 userid=player.userid, watching=watching)
+
+
+# Chat and messages
+
+def _words(comment: str, what: str, usage: str) -> str:
+    """The body of a chat or message: not empty, at most MAX_TEXT characters."""
+    text = comment.strip()
+    if not text:
+        raise PlayerError(f"The {what} is empty: write it in the body of the mail.", usage)
+    if len(text) > MAX_TEXT:
+        raise PlayerError(f"The {what} is {len(text):,} characters long; at most {MAX_TEXT:,} are passed on.",
+                          usage)
+    return text
+
+
+def chat(unit: Unit, command: Command, comment: str) -> None:
+    """The body goes to both players and the watchers, and into the board's record."""
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["chat"])
+    board = boards.lock(unit, command.board, command.game)
+    watching = letters.watchers(unit.session, board)
+    seated = [unit.session.get(Player, board.player_id(seat)) for seat in (0, 1)]
+    if player not in seated and player not in watching:
+        raise PlayerError(f"Only the players and the watchers of board {board.id} may chat there; "
+                          f"{player.userid} is neither.", USAGE["subscribe"])
+    text = _words(comment, "chat", USAGE["chat"])
+    readers = list({p.email: p for p in seated + watching if p.email}.values())
+    letters.check_relay(unit, len(readers))
+    unit.session.add(Chat(board_id=board.id, player_id=player.id, after_move=board.move_count, text=text,
+                          created_at=unit.now))
+    game = get_game(board.game)
+    for reader in readers:
+        letters.send(unit, reader.email, "chat", board=board, relayed=True, auto="auto-generated", game=game,
+                     writer=player.userid, text=text, players=seated)
+
+
+def message(unit: Unit, command: Command, comment: str) -> None:
+    """The body goes to the named players, from the server: no address is shown."""
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["message"])
+    names = list(dict.fromkeys(command.args))
+    if len(names) > MAX_RECIPIENTS:
+        raise PlayerError(f"A message may go to at most {MAX_RECIPIENTS} players; this one names {len(names)}.",
+                          USAGE["message"])
+    text = _words(comment, "message", USAGE["message"])
+    recipients, missing = [], []
+    for name in names:
+        found = accounts.by_userid(unit.session, name)
+        if found is None:
+            missing.append(f"There is no player called {name}.")
+        elif found.closed_at is not None:
+            missing.append(f"{found.userid} has signed off.")
+        elif found.email is None:
+            missing.append(f"{found.userid} gets no mail.")
+        else:
+            recipients.append(found)
+    if not recipients:
+        raise PlayerError(" ".join(missing) + " Nobody got the message.", USAGE["message"])
+    letters.check_relay(unit, len(recipients))
+    for recipient in recipients:
+        letters.send(unit, recipient.email, "message", relayed=True, auto="auto-generated", writer=player.userid,
+                     text=text)
+    letters.send(unit, unit.mail.sender, "message_sent", recipients=[r.userid for r in recipients], missing=missing)
+
+
+# Vacation
+
+def running_vacation(unit: Unit, player: Player) -> Vacation | None:
+    return unit.session.exec(select(Vacation).where(
+        Vacation.player_id == player.id, Vacation.ended_at.is_(None))).first()
+
+
+def days_left(unit: Unit, player: Player) -> int:
+    """Vacation days the player may still take (those of the last VACATION_YEAR count)."""
+    taken = unit.session.exec(select(func.coalesce(func.sum(Vacation.days), 0)).where(
+        Vacation.player_id == player.id, Vacation.started_at > unit.now - VACATION_YEAR)).one()
+    return max(0, VACATION_DAYS - taken)
+
+
+def vacation(unit: Unit, command: Command, comment: str) -> None:
+    """``<days>``: away from now for that many days; ``off``: back now."""
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["vacation"])
+    running = running_vacation(unit, player)
+    if running is not None and running.until <= unit.now:  # over; the scheduler has not run since
+        end_vacation(unit, running.id)
+        running = None
+    if command.args[0] == "off":
+        if running is None or not end_vacation(unit, running.id):
+            raise PlayerError(f"{player.userid} is not on vacation.", USAGE["vacation"])
+        return
+    days = int(command.args[0])
+    if running is not None:
+        raise PlayerError(f"{player.userid} is on vacation until {running.until:%Y-%m-%d %H:%M UTC} already; "
+                          "send 'off' first to take another.", USAGE["vacation"])
+    left = days_left(unit, player)
+    if days < 1:
+        raise PlayerError("A vacation lasts at least 1 day.", USAGE["vacation"])
+    if days > left:
+        raise PlayerError(f"{player.userid} has {left} of {VACATION_DAYS} vacation days left (days count for "
+                          f"365 days from the start of their vacation); {days} is too many.", USAGE["vacation"])
+    away = Vacation(player_id=player.id, started_at=unit.now, until=unit.now + days * DAY, days=days)
+    unit.session.add(away)
+    _tell_boards(unit, player, away, started=True, left=left - days)
+
+
+def end_vacation(unit: Unit, vacation_id: int) -> bool:
+    """End a running vacation now (claimed with a conditional UPDATE, so it ends once):
+    the days taken are counted, every deadline of the player's running boards moves
+    on by them, and the player and their opponents are told. False when it had ended."""
+    claimed = unit.session.execute(update(Vacation).where(Vacation.id == vacation_id, Vacation.ended_at.is_(None))
+                                   .values(ended_at=unit.now))
+    if claimed.rowcount != 1:
+        return False
+    away = unit.session.get(Vacation, vacation_id)
+    unit.session.refresh(away)
+    away.days = max(1, math.ceil((min(unit.now, away.until) - away.started_at) / DAY))
+    shift = away.days * DAY
+    player = unit.session.get(Player, away.player_id)
+    for board in _running_boards(unit, player):
+        board.nag_due_at = board.nag_due_at + shift if board.nag_due_at else None
+        board.expire_due_at = board.expire_due_at + shift if board.expire_due_at else None
+        unit.session.add(board)
+    unit.session.flush()
+    _tell_boards(unit, player, away, started=False, left=days_left(unit, player))
+    return True
+
+
+def _running_boards(unit: Unit, player: Player) -> list[Board]:
+    return list(unit.session.exec(select(Board).where(
+        Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
+        .order_by(Board.id)).all())
+
+
+def _tell_boards(unit: Unit, player: Player, away: Vacation, *, started: bool, left: int) -> None:
+    """The player learns the days left; each opponent of a running board, once, which
+    of their boards wait (or go on)."""
+    running = _running_boards(unit, player)
+    shared: dict[int, list[int]] = defaultdict(list)
+    for board in running:
+        shared[board.player_id(1 - board.seat_of(player.id))].append(board.id)
+    auto = "auto-replied" if started else "auto-generated"
+    letters.send(unit, player.email, "vacation", auto=auto, userid=player.userid, away=away, started=started,
+                 left=left, boards=[b.id for b in running], allowance=VACATION_DAYS)
+    for opponent_id, board_ids in shared.items():
+        opponent = unit.session.get(Player, opponent_id)
+        letters.send(unit, opponent.email, "vacation_notice", auto="auto-generated", userid=player.userid,
+                     away=away, started=started, boards=board_ids)

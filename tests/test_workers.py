@@ -1,0 +1,109 @@
+"""The production web tier: gunicorn with ``deploy/gunicorn.conf.py``, several
+worker processes on PostgreSQL. A move mailed to the webhook of one worker
+reaches a live page whose event stream another worker serves (NOTIFY in the
+move's transaction, LISTEN in every worker); a worker stopping at once tells
+its open pages to reconnect."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pbm.config import load_settings
+from pbm.service import Service
+
+from .browser import ALICE, Site
+from .conftest import free_port, wait_until
+from .test_live import EventStream, webhook
+
+ROOT = Path(__file__).resolve().parents[1]
+# gunicorn's default pre_request hook logs each request at debug level; the
+# error log names the worker process: "[pid] [DEBUG] GET /path".
+REQUEST_LINE = re.compile(r"\[(\d+)\] \[DEBUG\] (GET|POST) (\S+)")
+
+
+class Gunicorn:
+    """``gunicorn -c deploy/gunicorn.conf.py 'pbm:create_app()'`` with ``workers``
+    workers, each taking one connection at a time (so while one holds an open
+    event stream, the next request must go to another); its log is read as it comes."""
+
+    def __init__(self, directory: Path, database_url: str, workers: int):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": str(directory / "instance"),
+               "PBM_MAILDIR": str(directory / "maildir"), "PBM_SERVER_ADDRESS": "pbm@pbm.test",
+               "PBM_BASE_URL": self.base, "PBM_LOG_LEVEL": "WARNING"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--bind", f"127.0.0.1:{self.port}",
+             "--workers", str(workers), "--worker-connections", "1", "--log-level", "debug", "pbm:create_app()"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        wait_until(lambda: len(self.workers()) == workers, f"gunicorn to boot {workers} workers")
+        wait_until(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2).read(), "gunicorn to answer")
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def workers(self) -> set[int]:
+        return {int(m.group(1)) for line in self.lines if (m := re.search(r"Booting worker with pid: (\d+)", line))}
+
+    def served(self, method: str, path: str) -> list[int]:
+        """The workers that took requests for ``method path``, in order."""
+        return [int(m.group(1)) for line in self.lines
+                if (m := REQUEST_LINE.search(line)) and m.group(2) == method and m.group(3) == path]
+
+    def stop(self) -> None:
+        """Quick shutdown (SIGINT): the workers end their open streams at once."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=60)
+        self.reader.join(10)
+
+
+def test_a_move_through_one_worker_reaches_a_page_streamed_by_another(database_url, tmp_path):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("several web processes share a database only on PostgreSQL")
+    service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path / "setup"),
+                                     "server_address": "pbm@pbm.test"}))
+    server = Gunicorn(tmp_path, database_url, workers=2)
+    try:
+        board = Site(server.base, service).board("greatkingdom")
+        events = f"/games/{board.id}/events"
+        stream = EventStream(server.base, f"{events}?known=0")
+        try:
+            assert stream.status == 200
+            assert stream.next_event(0.5) is None
+            streaming = wait_until(lambda: server.served("GET", events), "the stream's worker in the log")[0]
+            started = time.monotonic()
+            answer = webhook(server.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")
+            assert answer["status"] == "applied"
+            assert stream.next_event(2.0) == ("move", {"move": 1})
+            print(f"\nthe page on worker {streaming} had the move "
+                  f"{1000 * (time.monotonic() - started):.0f} ms after the mail was posted")
+        finally:
+            stream.close()
+        moving = wait_until(lambda: server.served("POST", "/inbound/email"), "the webhook's worker in the log")
+        assert moving[0] != streaming and {moving[0], streaming} == server.workers()
+
+        parting = EventStream(server.base, f"{events}?known=1")  # a page open while the server stops
+        try:
+            assert parting.next_event(0.5) is None
+            server.stop()
+            assert parting.next_event(5.0) == ("resync", {})  # the page reconnects, to a running worker
+        finally:
+            parting.close()
+    finally:
+        server.stop()
+        service.engine.dispose()
