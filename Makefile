@@ -33,7 +33,7 @@ setup: $(STAMP) $(COMPILED)
 # the new ones into each catalogue (then translate the empty msgstr entries).
 messages: setup
 	$(BIN)/pybabel extract -F babel.cfg $(KEYWORDS) --no-location -o pbm/translations/messages.pot .
-	$(BIN)/pybabel update -i pbm/translations/messages.pot -d pbm/translations --no-fuzzy-matching
+	$(BIN)/pybabel update -i pbm/translations/messages.pot -d pbm/translations --no-fuzzy-matching --ignore-obsolete
 
 run: setup
 	$(BIN)/pbm db upgrade

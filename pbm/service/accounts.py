@@ -62,7 +62,8 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
         raise PlayerError(lazy_gettext("There is no player called %(userid)s; sign up first with: "
                                        "signup %(userid)s <password>", userid=userid), usage)
     if player.closed_at is not None:
-        raise PlayerError(f"The account {userid} was closed (signoff); its userid stays with its games.", usage)
+        raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff); its userid stays with its "
+                                       "games.", userid=userid), usage)
     if player.password_hash is None:
         raise PlayerError(lazy_gettext("%(userid)s has no password yet: they play by replying to their board "
                                        "mails (or sign up from their own address).", userid=userid), usage)

@@ -108,8 +108,8 @@ def _count_new_game() -> None:
     settings = service().settings
     window = current_app.extensions.setdefault("pbm_new_games", MovingWindowRateLimiter(MemoryStorage()))
     if not window.hit(RateLimitItemPerHour(settings.new_games_per_hour), "new", request.remote_addr or "?"):
-        abort(429, f"This address has started {settings.new_games_per_hour} games in the last hour, the most "
-                   "allowed; finish or resume one of them, or try again later.")
+        abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
+                     "resume one of them, or try again later.", count=settings.new_games_per_hour))
 
 
 def _keep(response, invite: str, key: str) -> None:
