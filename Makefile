@@ -13,8 +13,8 @@ CATALOGUES := $(wildcard pbm/translations/*/LC_MESSAGES/messages.po)
 COMPILED := $(CATALOGUES:.po=.mo)
 
 # What marks a sentence besides gettext/_/N_: a PlayerError's lazy_gettext, and
-# the games' errors (their first argument is the English sentence).
-KEYWORDS := -k lazy_gettext -k MoveError -k InvalidMoveError -k IllegalMoveError -k OptionError
+# the games' errors and texts (their first argument is the English sentence).
+KEYWORDS := -k lazy_gettext -k MoveError -k InvalidMoveError -k IllegalMoveError -k OptionError -k GameText
 
 .PHONY: setup run test bench clean messages
 

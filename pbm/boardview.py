@@ -13,8 +13,8 @@ from sqlmodel import Session, select
 
 from functools import partial
 
-from .games import Game, GameError, Outcome, get_game
-from .i18n import N_, LazyText, gettext
+from .games import Game, GameError, GameText, Outcome, get_game
+from .i18n import N_, LazyText, gettext, knows
 from .models import Board, MoveRecord, Player
 
 # The words the games declare in English (side names, option descriptions), marked
@@ -31,22 +31,31 @@ GAME_WORDS = (
 )
 
 
-def error_sentence(error: Exception) -> str:
-    """An error's sentence in the current language: a game's error (``GameError``)
-    through the catalogue, with the errors it quotes and the sides it names
-    (GAME_WORDS) translated too; any other error as it says itself (``str``)."""
-    if not isinstance(error, GameError):
-        return str(error)
-    params = {name: error_sentence(value) if isinstance(value, Exception)
+def game_sentence(said) -> str:
+    """What a game said, in the current language: a game's error (``GameError``) or
+    text (``GameText``) through the catalogue, with the sentences it quotes and the
+    sides it names (GAME_WORDS) translated too; anything else as it says itself."""
+    if not isinstance(said, (GameError, GameText)) or not said.message:
+        return str(said)
+    params = {name: game_sentence(value) if isinstance(value, (GameError, GameText))
               else gettext(value) if isinstance(value, str) and value in GAME_WORDS else value
-              for name, value in error.params.items()}
-    return gettext(error.message, **params)
+              for name, value in said.params.items()}
+    return gettext(said.message, **params)
+
+
+def speaks_current_language(said) -> bool:
+    """Whether ``game_sentence(said)`` has every part of ``said`` in the current
+    language's catalogue (a game module added without its translations has not)."""
+    if not isinstance(said, (GameError, GameText)) or not said.message:
+        return True
+    return ((getattr(said, "joined", False) or knows(said.message))
+            and all(speaks_current_language(value) for value in said.params.values()))
 
 
 def lazy_sentence(error: Exception) -> LazyText:
-    """``error_sentence(error)`` when it becomes text: for a PlayerError that passes a
+    """``game_sentence(error)`` when it becomes text: for a PlayerError that passes a
     game's sentence on before anyone knows who reads it."""
-    return LazyText(partial(error_sentence, error))
+    return LazyText(partial(game_sentence, error))
 
 
 def side_name(game: Game, seat: int) -> str:
@@ -215,7 +224,7 @@ class BoardView:
             parts.append(gettext("Position after move %(at)s of %(last)s.", at=self.at_move, last=b.move_count))
         parts.append(self.status_line())
         if detail := self.game.status(self.state):
-            parts.append(detail)
+            parts.append(game_sentence(detail))
         parts.append("")
         moves = self.move_lines(recent)
         if moves:

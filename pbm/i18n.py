@@ -73,6 +73,12 @@ def gettext(message: str, **params) -> str:
     return text % params if params else text
 
 
+def knows(message: str) -> bool:
+    """Whether the current language's catalogue has ``message`` (English knows all)."""
+    found = translations(current())
+    return current() == DEFAULT or message in getattr(found, "_catalog", {})  # gettext's own table
+
+
 def ngettext(singular: str, plural: str, count: int, **params) -> str:
     """The singular or plural form for ``count`` (also available as ``%(num)s``)."""
     text = translations(current()).ngettext(singular, plural, count)

@@ -25,8 +25,9 @@ from sqlmodel import select
 from pbm import i18n
 from pbm.boardview import GAME_WORDS
 from pbm.db import reading
-from pbm.games import REGISTRY
+from pbm.games import REGISTRY, GameText
 from pbm.models import Board, InboundMessage, Player
+from pbm.web import game_said
 
 from .browser import HAVE_CHROMIUM
 from .browser.driving import by_css, click, explanation, open_page, waiter
@@ -249,9 +250,16 @@ def test_the_play_script_gets_its_sentences_in_the_page_language(app, pages):
     assert [key for key in de if de[key] == en[key]] == []
 
 
-def test_a_games_own_sentences_are_marked_as_english_on_a_german_page(app, pages):
+def test_a_games_own_texts_are_in_the_page_language(app, pages):
+    """A game's status line is translated too; one the catalogue lacks stays
+    English and is marked so (lang="en") on a German page."""
     page = fetch(app, "/games/103", GERMAN).get_data(as_text=True)
-    assert '<span lang="en">Scoring: mark dead groups (mark D4), then done' in page
+    assert ("Auswertung: markiere tote Gruppen (mark D4), dann done; resume spielt weiter. "
+            "Zählung: Schwarz 0, Weiß 7.5. Bestätigt von: noch niemand.") in page
+    with app.test_request_context(headers=GERMAN):
+        app.preprocess_request()
+        assert game_said(GameText("Komi %(komi)s.", komi="7.5")) == "Komi 7.5."  # the same in both
+        assert game_said(GameText("Unheard of: %(x)s.", x=1)) == '<span lang="en">Unheard of: 1.</span>'
 
 
 # -- choosing the language -------------------------------------------------------

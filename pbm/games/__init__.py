@@ -5,6 +5,7 @@ from .base import (  # noqa: F401
     REGISTRY,
     Game,
     GameError,
+    GameText,
     IllegalMoveError,
     InvalidMoveError,
     MoveError,

@@ -33,6 +33,29 @@ class GameError(Exception):
         self.message, self.params = message, params
 
 
+class GameText(str):
+    """A sentence a game writes about a position (``status``): the English text
+    itself, keeping its ``message`` template and ``params`` as a GameError does, so
+    the server can show it in the reader's language. ``join`` makes one text of
+    several, each still translatable."""
+
+    joined = False  # made by ``join``: its message is only the parts' places
+
+    def __new__(cls, message: str, **params):
+        text = super().__new__(cls, message % params if params else message)
+        text.message, text.params = message, params
+        return text
+
+    @classmethod
+    def join(cls, parts, separator: str = " ") -> str:
+        if not parts:
+            return ""
+        names = [f"part{i}" for i in range(len(parts))]
+        text = cls(separator.join(f"%({name})s" for name in names), **dict(zip(names, parts)))
+        text.joined = True
+        return text
+
+
 class MoveError(GameError):
     """A move that cannot be played; ``str(error)`` is a sentence for the player."""
 

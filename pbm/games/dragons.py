@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .base import GameInfo, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome, TurnBased, register
+from .base import GameInfo, GameText, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome, TurnBased, register
 
 O, X = "o", "x"
 COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
@@ -324,17 +324,20 @@ class Dragons(TurnBased):
         return "\n".join(lines)
 
     def status(self, state: DragonsState) -> str:
-        parts = [f"Tiles: {len(state.tiles)} of {state.pool} placed."]
+        parts = [GameText("Tiles: %(placed)s of %(pool)s placed.", placed=len(state.tiles), pool=state.pool)]
         if state.last:
             own, *auto = state.last
             q, r, o = state.tiles[own - 1]
-            parts.append(f"Last move: tile {own} ({ORIENTATIONS[o]})" +
-                         "".join(f", (Auto) tile {n} ({ORIENTATIONS[state.tiles[n - 1][2]]})" for n in auto) + ".")
+            automatic = GameText.join([GameText(", (Auto) tile %(tile)s (%(orientation)s)", tile=n,
+                                                orientation=ORIENTATIONS[state.tiles[n - 1][2]])
+                                       for n in auto], "")
+            parts.append(GameText("Last move: tile %(tile)s (%(orientation)s)%(auto)s.", tile=own,
+                                  orientation=ORIENTATIONS[o], auto=automatic))
         if not state.outcome:
             must = state.compulsory()
             if must:
-                parts.append("Must fill a gap: " + ", ".join(state.name(c) for c in must) + ".")
-        return " ".join(parts)
+                parts.append(GameText("Must fill a gap: %(cells)s.", cells=", ".join(state.name(c) for c in must)))
+        return GameText.join(parts)
 
     def help_text(self, language: str = "en") -> str:
         from .dragons_diagram import draw_single

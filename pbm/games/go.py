@@ -22,8 +22,9 @@ from functools import lru_cache
 from .go_help import HELP, HELP_DE
 from .base import (
     Declared,
-    GameInfo,
     flood,
+    GameInfo,
+    GameText,
     grid_neighbours as neighbours,
     IllegalMoveError,
     InvalidMoveError,
@@ -355,16 +356,18 @@ class Go(Declared):
         return square_diagram(size, cell, last) + "\n" + legend + "\n" + captures
 
     def status(self, state: GoState) -> str:
-        text = f"Komi {state.komi:g}."
+        komi = GameText("Komi %(komi)s.", komi=format(state.komi, "g"))
         if state.phase == PLAY:
-            return text
+            return komi
         black, white = self.score(state)
-        count = f"Count: Black {black:g}, White {white:g}."
+        count = GameText("Count: Black %(black)s, White %(white)s.", black=format(black, "g"),
+                         white=format(white, "g"))
         if state.phase == OVER:
-            return f"{text} {count}"
-        done = ", ".join(self.sides[s] for s in sorted(state.confirmed)) or "nobody yet"
-        return (f"Scoring: mark dead groups (mark D4), then done; resume to play on. {count} "
-                f"Confirmed by: {done}.")
+            return GameText.join((komi, count))
+        done = GameText.join([GameText(self.sides[s]) for s in sorted(state.confirmed)], ", ") \
+            or GameText("nobody yet")
+        scoring = GameText("Scoring: mark dead groups (mark D4), then done; resume to play on.")
+        return GameText.join((scoring, count, GameText("Confirmed by: %(sides)s.", sides=done)))
 
     def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 9})

@@ -13,17 +13,18 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
-    GameInfo,
-    IllegalMoveError,
     flood,
+    GameInfo,
+    GameText,
     grid_neighbours,
+    IllegalMoveError,
     OptionSpec,
     Outcome,
-    TurnBased,
     parse_point_or_pass,
     point_name,
     register,
     square_diagram,
+    TurnBased,
 )
 
 EMPTY, BLUE, ORANGE, NEUTRAL = 0, 1, 2, 3
@@ -215,8 +216,9 @@ class GreatKingdom(TurnBased):
 
     def status(self, state: GreatKingdomState) -> str:
         blue, orange = self.scores(state)
-        return (f"Territory: Blue {blue}, Orange {orange} (Blue needs +{state.margin}). "
-                f"Castles in hand: {state.stock[0]}, {state.stock[1]}.")
+        return GameText("Territory: Blue %(blue)s, Orange %(orange)s (Blue needs +%(margin)s). Castles in hand: "
+                        "%(blue_castles)s, %(orange_castles)s.", blue=blue, orange=orange, margin=state.margin,
+                        blue_castles=state.stock[0], orange_castles=state.stock[1])
 
     def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 5})

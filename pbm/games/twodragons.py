@@ -15,16 +15,17 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
-    GameInfo,
-    IllegalMoveError,
     flood,
+    GameInfo,
+    GameText,
+    IllegalMoveError,
     OptionSpec,
     Outcome,
-    TurnBased,
     parse_point_or_pass,
     point_name,
     register,
     square_diagram,
+    TurnBased,
 )
 
 EMPTY, WHITE, BLACK = 0, 1, 2
@@ -225,15 +226,18 @@ class TwoDragons(TurnBased):
         for side in (0, 1):
             sizes = dragon_sizes(state.board, state.size, _colour(side))
             counted = sizes[:state.dragons]
-            parts.append(f"{self.sides[side]} dragons {'+'.join(map(str, counted)) or '0'} = {sum(counted)}")
-        text = "; ".join(parts) + "."
+            parts.append(GameText("%(side)s dragons %(sizes)s = %(total)s", side=self.sides[side],
+                                  sizes="+".join(map(str, counted)) or "0", total=sum(counted)))
+        sentences = [GameText("%(first)s; %(second)s.", first=parts[0], second=parts[1])]
         if not state.outcome:
             if any(state.passed):
-                text += f" {self.sides[state.passed.index(True)]} has passed; {self.sides[state.turn]} " \
-                        "moves alone until passing too."
+                sentences.append(GameText("%(passer)s has passed; %(mover)s moves alone until passing too.",
+                                          passer=self.sides[state.passed.index(True)],
+                                          mover=self.sides[state.turn]))
             if not self.legal_points(state, state.turn):
-                text += f" {self.sides[state.turn]} has no legal point and must pass."
-        return text
+                sentences.append(GameText("%(side)s has no legal point and must pass.",
+                                          side=self.sides[state.turn]))
+        return GameText.join(sentences)
 
     def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 9})

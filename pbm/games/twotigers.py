@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .base import GameInfo, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
+from .base import GameInfo, GameText, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
 
 SIZE = 5
 GOATS, TIGERS = 0, 1
@@ -265,7 +265,8 @@ class TwoTigers(TurnBased):
         return "\n".join(out)
 
     def status(self, state: TwoTigersState) -> str:
-        return f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})."
+        return GameText("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s).", goats=state.goats,
+                        fewest=FEWEST_GOATS)
 
     def help_text(self, language: str = "en") -> str:
         example = self.apply(self.initial_state({}), GOATS, self.parse_move("b3-b4", None))

@@ -20,7 +20,7 @@ from sqlalchemy import func, or_
 from sqlmodel import Session, select
 
 from .. import i18n
-from ..boardview import BoardView, error_sentence, game_record, load_records
+from ..boardview import BoardView, game_sentence, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
 from ..models import Board, InboundMessage, Player, Subscription
@@ -38,7 +38,7 @@ _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoe
                          extensions=["jinja2.ext.i18n"])
 _templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
-_templates.filters["sentence"] = error_sentence
+_templates.filters["sentence"] = game_sentence
 _templates.filters["indent_comment"] = lambda text: "\n".join("        | " + c for c in text.split("\n"))
 
 

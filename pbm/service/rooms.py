@@ -34,7 +34,7 @@ from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import error_sentence
+from ..boardview import game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
 from ..i18n import N_, LazyText, gettext, lazy_gettext
@@ -125,7 +125,7 @@ def lazy_option_sentence(error: OptionError) -> LazyText:
     page's language."""
     def sentence() -> str:
         return re.sub(r"^-(\w+)", lambda m: gettext("The %(option)s", option=m[1].replace("_", " ")),
-                      error_sentence(error))
+                      game_sentence(error))
     return LazyText(sentence)
 
 

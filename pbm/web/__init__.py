@@ -12,6 +12,7 @@ from flask_babel import Babel, get_locale
 from markupsafe import Markup
 
 from .. import i18n
+from ..boardview import game_sentence, speaks_current_language
 from ..config import load_settings
 from ..i18n import gettext as _
 from ..service import Service
@@ -81,10 +82,10 @@ def stop_speaking_page_language(error=None):
 
 
 def game_said(text: str) -> str:
-    """A sentence a game module wrote (the games speak English only), marked as
-    English on a page in another language."""
-    if not text or i18n.current() == i18n.DEFAULT:
-        return text
+    """What a game module wrote (``GameText``), in the page's language; a sentence
+    the catalogue lacks stays English and is marked so on a page in another language."""
+    if speaks_current_language(text):
+        return game_sentence(text)
     return Markup('<span lang="en">%s</span>') % text
 
 

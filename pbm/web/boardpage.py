@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..boardview import MOVES, BoardView, error_sentence, side_name
+from ..boardview import MOVES, BoardView, game_sentence, side_name
 from ..games import MoveError
 from ..games.base import point_name
 from ..i18n import N_, gettext
@@ -134,7 +134,7 @@ def explain(view: BoardView, seat: int, text: str) -> str | None:
     try:
         game.apply(state, seat, game.parse_move(text, state))
     except MoveError as error:
-        return error_sentence(error)
+        return game_sentence(error)
     return None
 
 
