@@ -14,8 +14,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from functools import lru_cache, partial
-from typing import Callable
 from pathlib import Path
+from typing import Callable
 
 from babel.support import NullTranslations, Translations
 

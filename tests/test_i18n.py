@@ -22,7 +22,6 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 from sqlmodel import select
 
-from pbm import i18n
 from pbm.boardview import GAME_WORDS
 from pbm.db import reading
 from pbm.games import REGISTRY, GameText
