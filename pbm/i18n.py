@@ -80,9 +80,9 @@ def knows(message: str) -> bool:
 
 
 def ngettext(singular: str, plural: str, count: int, **params) -> str:
-    """The singular or plural form for ``count`` (also available as ``%(num)s``)."""
+    """The singular or plural form for ``count``; with ``params``, filled from them."""
     text = translations(current()).ngettext(singular, plural, count)
-    return text % {"num": count, **params}
+    return text % params if params else text
 
 
 class LazyText:

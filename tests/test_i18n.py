@@ -63,14 +63,18 @@ def test_every_marked_sentence_has_a_german_translation():
         method_map, options_map = parse_mapping_cfg(config)
     keywords = {**DEFAULT_KEYWORDS, **dict.fromkeys(re.findall(r"-k (\w+)", MAKEFILE.read_text()), None)}
     assert {"lazy_gettext", "MoveError", "OptionError"} <= keywords.keys()
-    marked = {message for _, _, message, _, _ in extract_from_dir(
-        str(ROOT), method_map, options_map, keywords=keywords) if isinstance(message, str)}
+    marked = {message if isinstance(message, str) else tuple(message) for _, _, message, _, _ in extract_from_dir(
+        str(ROOT), method_map, options_map, keywords=keywords)}  # a tuple: singular and plural
     translated = {m.id: m for m in catalogue() if m.id}
     assert marked, "nothing was extracted: babel.cfg does not match the sources"
-    missing = sorted(marked - set(translated))
+    missing = sorted(marked - set(translated), key=str)
     assert missing == [], "run `make messages` and translate these"
-    unfinished = sorted(m for m in marked if not translated[m].string or translated[m].fuzzy)
-    assert unfinished == []
+
+    def finished(entry) -> bool:
+        forms = entry.string if isinstance(entry.string, tuple) else (entry.string,)
+        return all(forms) and not entry.fuzzy
+
+    assert sorted((m for m in marked if not finished(translated[m])), key=str) == []
 
 
 def test_the_games_declared_words_are_in_the_catalogue():
@@ -349,6 +353,18 @@ def test_a_german_players_board_help_and_error_mails_are_german(players, outbox)
     unknown = outbox.new()[-1]
     assert unknown["Subject"] == "pbm Fehler"
     assert "'frobnicate' ist weder ein Befehl noch ein Spiel" in body(unknown)
+
+
+def test_plural_forms_follow_the_number(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "vacation alice alicepw 1")
+    assert "im Urlaub (1 Tag)." in body(outbox.new()[-1])
+    players.send(ALICE, "vacation alice alicepw off")
+    players.send(ALICE, "vacation alice alicepw 3")
+    assert "im Urlaub (3 Tage)." in body(outbox.new()[-1])
+    players.send(BOB, "vacation bob bobpw 3")
+    english = body(outbox.new()[-1])
+    assert "bob is on vacation until" in english and "(3 days)." in english
 
 
 def test_a_move_from_a_german_page_mails_each_player_in_their_own_language(players, outbox, server, app):
