@@ -17,7 +17,8 @@ GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
                 "move", "resign", "show", "history", "language",
                 "message", "vacation", "add", "signoff", "all")  # social
 GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview",
-              "subscribe", "unsubscribe", "chat")  # social
+              "subscribe", "unsubscribe", "chat",  # social
+              *("standings", "ratings", "accept", "reject", "limit"))  # ratings and challenge control
 
 USAGE = {
     "help": "help   or   <game> help",
@@ -42,11 +43,17 @@ USAGE = {
     "add": "add <userid> <password> <email>",
     "signoff": "signoff <userid> <password>",
     "all": "all show <userid> [next | active]",
+    # ratings and challenge control
+    "standings": "<game> standings   or   <game> ratings",
+    "accept": "<game> accept <userid> <password>",
+    "reject": "<game> reject <userid> <password>",
+    "limit": "<game> limit <userid> <password> <n>   (0: no limit)",
 }
 
 
 AUTHENTICATED = ("move", "change_password", "change_address", "language",  # verbs whose password is checked
-                 "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff")
+                 "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",
+                 "accept", "reject", "limit")
 SECRET = "********"
 
 
@@ -61,7 +68,7 @@ class CommandError(ValueError):
 @dataclass(frozen=True)
 class Command:
     verb: str  # help signup change_password change_address challenge move resign show games history language
-    # preview subscribe unsubscribe chat message vacation add signoff
+    # preview subscribe unsubscribe chat message vacation add signoff standings accept reject limit
     game: str | None = None
     board: int | None = None  # (subscribe/unsubscribe: None for every new board of the game)
     userid: str | None = None
@@ -169,6 +176,10 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return _parse_social(verb, game, rest)
     if verb == "challenge":
         return _parse_challenge(game, rest)
+    if verb in ("standings", "ratings"):
+        return Command("standings", game=game)
+    if verb in ("accept", "reject", "limit"):
+        return _parse_policy(verb, game, rest)
     if verb == "preview":
         _need(rest, 2, verb)
         board, number = _board(rest[0], verb)
@@ -283,3 +294,20 @@ def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
         return Command(verb, userid=rest[0].lower(), password=rest[1], args=(rest[2],))
     _need(rest, 2, verb)  # signoff
     return Command(verb, userid=rest[0].lower(), password=rest[1])
+
+
+MAX_BOARD_LIMIT = 1000  # the largest n in "<game> limit <userid> <password> <n>"
+
+
+def _parse_policy(verb: str, game: str, rest: list[str]) -> Command:
+    """``<game> accept|reject <userid> <password>``, ``<game> limit <userid> <password> <n>``."""
+    _need(rest, 3 if verb == "limit" else 2, verb)
+    if len(rest) > (3 if verb == "limit" else 2):
+        raise CommandError(f"The {verb} command takes no more words than that.", USAGE[verb])
+    args: tuple[str, ...] = ()
+    if verb == "limit":
+        if not (rest[2].isascii() and rest[2].isdigit()) or int(rest[2]) > MAX_BOARD_LIMIT:
+            raise CommandError(f"{rest[2]!r} is not a number of boards from 0 (no limit) to {MAX_BOARD_LIMIT}.",
+                               USAGE[verb])
+        args = (str(int(rest[2])),)
+    return Command(verb, game=game, userid=rest[0].lower(), password=rest[1], args=args)

@@ -273,3 +273,58 @@ class Vacation(SQLModel, table=True):
     until: datetime = Field(sa_type=UTCDateTime, index=True)
     ended_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
     days: int
+
+
+class Rating(SQLModel, table=True):
+    """A player's Glicko-2 rating in one game, and their rated results in it. Changed
+    only by ``service.ratings`` when a rated game ends (each change is a ``RatingChange``)."""
+
+    __tablename__ = "rating"
+    __table_args__ = (sa.UniqueConstraint("player_id", "game"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id")
+    game: str = Field(max_length=20, index=True)
+    rating: float
+    deviation: float  # Glicko's RD, in rating points
+    volatility: float
+    games: int = 0  # rated games finished
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class RatingChange(SQLModel, table=True):
+    """How one rated game moved one player's rating: written once, in the transaction
+    that ended the board (the unique key makes a second count impossible)."""
+
+    __tablename__ = "rating_change"
+    __table_args__ = (sa.UniqueConstraint("board_id", "player_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    board_id: int = Field(foreign_key="board.id")
+    player_id: int = Field(foreign_key="player.id", index=True)
+    game: str = Field(max_length=20)
+    score: float  # 1 won, 0.5 drawn, 0 lost
+    rating_before: float
+    deviation_before: float
+    rating_after: float
+    deviation_after: float
+    volatility_after: float
+    games: int  # the player's rated games of this game, this one included
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class ChallengePolicy(SQLModel, table=True):
+    """Whether a player takes challenges to one game, and at most how many active
+    boards of it they want (None: no limit). No row: accepts, no limit."""
+
+    __tablename__ = "challenge_policy"
+    __table_args__ = (sa.UniqueConstraint("player_id", "game"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id")
+    game: str = Field(max_length=20)
+    accepts: bool = True
+    board_limit: Optional[int] = None

@@ -24,8 +24,9 @@ from pbm.migrate import upgrade
 
 POSTGRES_ADMIN_URL = os.environ.get("PBM_TEST_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-TABLES = ("move", "outbox", "inbound_message", "chat", "subscription", "board", "room", "confirmation",
-          "password_failure", "used_token", "vacation", "player_address", "player")
+TABLES = ("rating_change", "rating", "challenge_policy", "move", "outbox", "inbound_message", "chat",
+          "subscription", "board", "room", "confirmation", "password_failure", "used_token", "vacation",
+          "player_address", "player")
 
 
 def wait_until(condition, what: str, timeout: float = 30.0):

@@ -1,7 +1,7 @@
 """player.language: the language of a player's mails (en or de)
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-30
 """
 from typing import Sequence, Union
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0012"
-down_revision: Union[str, None] = "0010"
+down_revision: Union[str, None] = "0011"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

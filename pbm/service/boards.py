@@ -23,7 +23,7 @@ from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
 from ..i18n import lazy_gettext
 from ..models import Board, MoveRecord, Player
-from . import letters
+from . import letters, ratings
 from .errors import PlayerError
 from .unit import Unit, run
 
@@ -92,7 +92,8 @@ def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board 
 
 def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
            outcome: Outcome | None, comment: str = "") -> MoveRecord:
-    """Add one entry to the board's log and update its cache, turn and deadlines."""
+    """Add one entry to the board's log and update its cache, turn and deadlines; an
+    entry that ends the game moves the players' ratings (``ratings.game_over``)."""
     if len(comment) > MAX_COMMENT:
         comment = comment[:MAX_COMMENT].rstrip() + "\n[... the rest was cut]"
     record = MoveRecord(board_id=board.id, number=board.move_count + 1, seat=seat, kind=kind, text=text,
@@ -110,6 +111,8 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
         board.expire_due_at = unit.now + timedelta(days=board.expire_days)
         board.nagged_at = None
     unit.session.add(board)
+    if outcome is not None:
+        ratings.game_over(unit, board, outcome)  # every end of a game passes here
     unit.board_changed(board)
     return record
 

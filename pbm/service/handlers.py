@@ -15,8 +15,8 @@ from sqlmodel import select
 
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
-from ..models import Board, Player
-from . import accounts, boards, computer, letters, queries, social
+from ..models import Board, ChallengePolicy, Player
+from . import accounts, boards, computer, letters, queries, ratings, social
 from .errors import PlayerError
 from .unit import Unit
 
@@ -49,6 +49,9 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
         raise PlayerError("One mail may invite one new player; send the other challenges in separate mails.",
                           USAGE["challenge"])
     unit.strangers += sum(p.invited for p in seats)
+    for seat in seats:
+        if seat.id != challenger.id:
+            _check_takes_challenge(unit, game, seat)
     _check_board_limits(unit, challenger)
     if any(p.userid == computer.USERID for p in seats):
         computer.check_can_play(game, unit.settings)
@@ -85,6 +88,54 @@ def move(unit: Unit, command: Command, comment: str) -> None:
     boards.play(unit, board, seat, command.move, comment, command.number)
 
 
+# Ratings and challenge control: <game> standings|ratings, <game> accept|reject|limit.
+
+def standings(unit: Unit, command: Command, comment: str) -> None:
+    """Mail the game's rating table."""
+    rows, total = ratings.standings(unit.session, command.game)
+    letters.send(unit, unit.mail.sender, "standings", game=get_game(command.game), rows=rows, total=total)
+
+
+def _policy(unit: Unit, player: Player, game: str) -> ChallengePolicy:
+    """The player's challenge policy for ``game`` (a default one, not yet stored, when none)."""
+    found = unit.session.exec(select(ChallengePolicy).where(
+        ChallengePolicy.player_id == player.id, ChallengePolicy.game == game)).first()
+    return found or ChallengePolicy(player_id=player.id, game=game)
+
+
+def _active_boards(unit: Unit, player: Player, game: str) -> int:
+    return unit.session.exec(select(func.count()).select_from(Board).where(
+        Board.game == game, Board.status == "active",
+        (Board.seat0_id == player.id) | (Board.seat1_id == player.id))).one()
+
+
+def _check_takes_challenge(unit: Unit, game, player: Player) -> None:
+    """PlayerError when ``player`` refuses challenges to ``game`` or is at their limit
+    of active boards of it (their own challenges are not held back)."""
+    policy = _policy(unit, player, game.name)
+    if not policy.accepts:
+        raise PlayerError(f"{player.userid} does not take challenges to {game.title} at the moment; "
+                          "no board was started.")
+    if policy.board_limit is not None and _active_boards(unit, player, game.name) >= policy.board_limit:
+        raise PlayerError(f"{player.userid} already plays {policy.board_limit} active {game.title} "
+                          f"board{'s' if policy.board_limit != 1 else ''}, the most they take at a time; "
+                          "no board was started.")
+
+
+def challenge_policy(unit: Unit, command: Command, comment: str) -> None:
+    """``accept``, ``reject`` (all challenges to the game) or ``limit n`` (active boards
+    at most; 0: no limit); the answer says what now holds."""
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb])
+    policy = _policy(unit, player, command.game)
+    if command.verb == "limit":
+        policy.board_limit = int(command.args[0]) or None
+    else:
+        policy.accepts = command.verb == "accept"
+    unit.session.add(policy)
+    letters.send(unit, unit.mail.sender, "challenge_policy", game=get_game(command.game), player=player,
+                 policy=policy, active=_active_boards(unit, player, command.game))
+
+
 def multiple(unit: Unit, command: Command, comment: str) -> None:
     raise PlayerError("'multiple' goes in the subject, with one command per line in the body.", USAGE["help"])
 
@@ -110,4 +161,9 @@ HANDLERS: dict[str, Handler] = {
     "vacation": social.vacation,
     "add": accounts.add_address,
     "signoff": accounts.signoff,
+    # ratings and challenge control
+    "standings": standings,
+    "accept": challenge_policy,
+    "reject": challenge_policy,
+    "limit": challenge_policy,
 }

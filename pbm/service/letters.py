@@ -24,6 +24,7 @@ from ..boardview import BoardView, game_sentence, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
 from ..models import Board, InboundMessage, Player, Subscription
+from . import ratings
 from .errors import PlayerError
 from .unit import Unit
 
@@ -39,6 +40,7 @@ _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoe
 _templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
 _templates.filters["sentence"] = game_sentence
+_templates.globals["provisional_games"] = ratings.PROVISIONAL_GAMES
 _templates.filters["indent_comment"] = lambda text: "\n".join("        | " + c for c in text.split("\n"))
 
 
@@ -155,13 +157,15 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
                 invited: frozenset[int] = frozenset(), forced: tuple[str, ...] = (), auto: str = "auto-replied",
                 **context) -> None:
     """The board mail for each of ``seats``: status, recent moves, diagram, the
-    mover's comment, the player's private link; the game record when it is over.
-    A mail to both seats goes to the board's watchers too, without what is the
-    players' own (the private link, the reply tag, the mover's comment)."""
+    mover's comment, the player's private link; the game record and how each
+    rating moved when it is over. A mail to both seats goes to the board's watchers
+    too, without what is the players' own (the private link, the reply tag, the
+    mover's comment)."""
     view = BoardView.current(board, players, load_records(unit.session, board, last=RECENT_MOVES))
     record = []
     if board.status == "finished" and view.game.info.record_format:
         record = [game_record(view.game, board, players, load_records(unit.session, board))]
+    rated = ratings.movements(unit.session, board, players) if board.status == "finished" else []
     for seat in seats:
         player = players[seat]
         send(unit, player.email, "board", board=board, reply_to=player_reply_to(unit, board, seat), auto=auto,
@@ -169,13 +173,13 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, **footer(board, seat), **context)
+             forced=forced, rated=rated, **footer(board, seat), **context)
     if tuple(seats) != (0, 1):  # a reminder is the player's own
         return
     for watcher in watchers(unit.session, board):
         send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, view=view,
              tail=subject_tail(view), seat=None, player=watcher, occasion=occasion, comment="", mover="",
-             forced=forced, **footer(board, None), **context)
+             forced=forced, rated=rated, **footer(board, None), **context)
 
 
 def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | None, game: Game | None) -> None:

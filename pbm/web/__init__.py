@@ -136,8 +136,9 @@ def create_app(overrides: dict | None = None) -> Flask:
     from .pages import bp as pages_bp
     from .play import bp as play_bp
     from .rooms import bp as rooms_bp
+    from .standings import bp as standings_bp
 
-    for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp):
+    for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp, standings_bp):
         app.register_blueprint(blueprint)
     app.before_request(speak_page_language)
     app.teardown_request(stop_speaking_page_language)

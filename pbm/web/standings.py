@@ -1,0 +1,27 @@
+"""``GET /standings/<game>``: a game's rating table (read-only, server-rendered)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, render_template
+
+from ..db import reading
+from ..games import REGISTRY, get_game
+from ..service import ratings
+
+bp = Blueprint("standings", __name__)
+
+
+@bp.app_template_global()
+def game_title(name: str) -> str:
+    """A game's title by its name (the status page's links to the standings)."""
+    return get_game(name).title
+
+
+@bp.get("/standings/<name>")
+def standings(name: str):
+    if name not in REGISTRY:
+        abort(404, f"There is no game called {name[:40]!r}; the games are {', '.join(sorted(REGISTRY))}.")
+    with reading(current_app.extensions["pbm"].engine) as session:
+        rows, total = ratings.standings(session, name)
+    return render_template("standings.html", game=get_game(name), rows=rows, total=total,
+                           provisional_games=ratings.PROVISIONAL_GAMES)
