@@ -210,7 +210,7 @@ def pages(players, server, app):
         "/new?game=twotigers": 200, "/new?game=twodragons": 200,
         invite: 409, closed_invite: 410, "/join/" + "x" * 20: 404,
         "/games/9999": 404, "/games/101?move=x": 400, "/play/notalink": 404, "/new?game=chess": 404,
-        "/language/fr": 404,
+        "/language/fr": 404, "/standings/go": 200, "/standings/greatkingdom": 200, "/standings/chess": 404,
         ("previewer", unused): 200,
     }
 
