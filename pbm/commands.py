@@ -111,15 +111,16 @@ def match_word(word: str, choices, what: str) -> str | None:
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
-        raise CommandError(f"{word!r} is ambiguous: it could be {', '.join(sorted(found))}.",
-                           f"write the {what} in full")
+        raise CommandError(lazy_gettext("%(word)r is ambiguous: it could be %(choices)s.", word=word,
+                                        choices=", ".join(sorted(found))), f"write the {what} in full")
     return None
 
 
 def _board(word: str, verb: str) -> tuple[int, int | None]:
     match = re.fullmatch(r"#?([0-9]{1,9})(?:#([0-9]{1,9}))?", word)  # ids stay within 32 bits
     if not match:
-        raise CommandError(f"{word!r} is not a board number (boards are numbered like 101).", USAGE[verb])
+        raise CommandError(lazy_gettext("%(word)r is not a board number (boards are numbered like 101).",
+                                        word=word), USAGE[verb])
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None
 
 
@@ -133,7 +134,7 @@ def parse_command(line: str) -> Command:
     """Parse one command line; raise CommandError with a sentence and the usage."""
     words = line.split()
     if not words:
-        raise CommandError("The message holds no command.", "help")
+        raise CommandError(lazy_gettext("The message holds no command."), "help")
     game = match_word(words[0], game_names(), "game name")
     if game is not None and game not in GLOBAL_VERBS and len(words) == 1:
         return Command("help", game=game)
@@ -201,7 +202,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if check:
         number, text = int(check.group(1)), text[:check.start()]
     if not text.strip():
-        raise CommandError("The move is missing after the password.", USAGE[verb])
+        raise CommandError(lazy_gettext("The move is missing after the password."), USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
 

@@ -353,6 +353,10 @@ def test_a_german_players_board_help_and_error_mails_are_german(players, outbox)
     unknown = outbox.new()[-1]
     assert unknown["Subject"] == "pbm Fehler"
     assert "'frobnicate' ist weder ein Befehl noch ein Spiel" in body(unknown)
+    players.send(ALICE, "go move 101 alice alicepw")
+    assert "Der Befehl move braucht mehr Wörter." in body(outbox.new()[-1])
+    players.send(ALICE, "go show abc")
+    assert "'abc' ist keine Brettnummer (Bretter sind nummeriert wie 101)." in body(outbox.new()[-1])
 
 
 def test_plural_forms_follow_the_number(players, outbox):

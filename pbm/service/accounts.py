@@ -32,7 +32,8 @@ def normalise_address(address: str) -> str:
     try:
         return validate_email(address, check_deliverability=False, test_environment=True).normalized.lower()
     except EmailNotValidError as error:
-        raise PlayerError(f"{address!r} is not a usable email address: {error}") from None
+        raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
+                                       reason=error)) from None
 
 
 def by_userid(session: Session, userid: str) -> Player | None:
@@ -81,8 +82,8 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     from it confirms (so nobody can take an address, or an invited seat, by naming it)."""
     userid = command.userid
     if not USERID.match(userid):
-        raise PlayerError(f"{userid!r} cannot be a userid: use 2 to 20 letters, digits, '.', '-' or '_', "
-                          "starting with a letter.", USAGE["signup"])
+        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
+                                       "'_', starting with a letter.", userid=userid), USAGE["signup"])
     if by_userid(unit.session, userid) or userid == computer.USERID:
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
@@ -259,8 +260,8 @@ def resolve(unit: Unit, name: str) -> Player:
         if player is not None and player.closed_at is not None:
             raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
         if player is None or player.email is None:  # a browser seat is nobody's to challenge
-            raise PlayerError(f"There is no player called {name}; name them by email address "
-                              "to invite them.", USAGE["challenge"])
+            raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
+                                           "invite them.", name=name), USAGE["challenge"])
         return player
     address = normalise_address(name)
     player = by_address(s, address)
