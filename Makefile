@@ -7,7 +7,16 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 SMTP_PORT ?= 2525
 
-.PHONY: setup run test bench fuzz clean
+# The German (and any further) catalogue, compiled from its source at setup (the
+# .mo files are built, not kept in git).
+CATALOGUES := $(wildcard pbm/translations/*/LC_MESSAGES/messages.po)
+COMPILED := $(CATALOGUES:.po=.mo)
+
+# What marks a sentence besides gettext/_/N_: a PlayerError's lazy_gettext, and
+# the games' errors and texts (their first argument is the English sentence).
+KEYWORDS := -k lazy_gettext -k MoveError -k InvalidMoveError -k IllegalMoveError -k OptionError -k GameText
+
+.PHONY: setup run test bench fuzz clean messages
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +24,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+%.mo: %.po $(STAMP)
+	$(BIN)/pybabel compile --statistics -i $< -o $@
+
+setup: $(STAMP) $(COMPILED)
+
+# After adding or changing a sentence: collect every marked string and merge
+# the new ones into each catalogue (then translate the empty msgstr entries).
+messages: setup
+	$(BIN)/pybabel extract -F babel.cfg $(KEYWORDS) --no-location -o pbm/translations/messages.pot .
+	$(BIN)/pybabel update -i pbm/translations/messages.pot -d pbm/translations --no-fuzzy-matching --ignore-obsolete
 
 run: setup
 	$(BIN)/pbm db upgrade
@@ -35,4 +53,4 @@ fuzz: setup
 	$(BIN)/python -m tests.fuzz.longrun $(FUZZ_ARGS)
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache
+	rm -rf $(VENV) instance .pytest_cache $(COMPILED) pbm/translations/messages.pot

@@ -18,8 +18,56 @@ from typing import Sequence
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
-from .games import Consequences, Game, Outcome, get_game
+from functools import partial
+
+from .games import Consequences, Game, GameError, GameText, Outcome, get_game
+from .i18n import N_, LazyText, gettext, knows
 from .models import Board, MoveRecord, Player
+
+# The words the games declare in English (side names, option descriptions), marked
+# for the catalogues; pages and mails show them through ``gettext``.
+GAME_WORDS = (
+    N_("Black"), N_("White"), N_("Blue"), N_("Orange"), N_("Goats"), N_("Tigers"), N_("O"), N_("X"),
+    N_("board size"), N_("points White receives"), N_("board size, odd"),
+    N_("territory Blue needs beyond Orange's"), N_("how many of each side's biggest dragons count"),
+    N_("tiles in the pool (default 50; 40 with -tantrix)"), N_("score the best dragon as in Tantrix"),
+    # the games' outcome reasons that are whole sentences (those with numbers stay English)
+    N_("area scoring"), N_("area scoring: equal"), N_("both tigers are trapped"), N_("the goats cannot move"),
+    N_("the same position occurred a third time"), N_("Tantrix scoring, equal best dragons"),
+    N_("Tantrix scoring, the best dragon"),
+)
+
+
+def game_sentence(said) -> str:
+    """What a game said, in the current language: a game's error (``GameError``) or
+    text (``GameText``) through the catalogue, with the sentences it quotes and the
+    sides it names (GAME_WORDS) translated too; anything else as it says itself."""
+    if not isinstance(said, (GameError, GameText)) or not said.message:
+        return str(said)
+    params = {name: game_sentence(value) if isinstance(value, (GameError, GameText))
+              else gettext(value) if isinstance(value, str) and value in GAME_WORDS else value
+              for name, value in said.params.items()}
+    return gettext(said.message, **params)
+
+
+def speaks_current_language(said) -> bool:
+    """Whether ``game_sentence(said)`` has every part of ``said`` in the current
+    language's catalogue (a game module added without its translations has not)."""
+    if not isinstance(said, (GameError, GameText)) or not said.message:
+        return True
+    return ((getattr(said, "joined", False) or knows(said.message))
+            and all(speaks_current_language(value) for value in said.params.values()))
+
+
+def lazy_sentence(error: Exception) -> LazyText:
+    """``game_sentence(error)`` when it becomes text: for a PlayerError that passes a
+    game's sentence on before anyone knows who reads it."""
+    return LazyText(partial(game_sentence, error))
+
+
+def side_name(game: Game, seat: int) -> str:
+    """The name of the game's side ``seat`` (Black, White, ...) in the current language."""
+    return gettext(game.sides[seat])
 
 
 @dataclass(frozen=True)
@@ -31,18 +79,35 @@ class LogEntry:
     text: str
 
 
+# An outcome's reason is stored in English (the board's data); ``reason_text`` shows
+# it in the reader's language.
+RESIGNED = N_("%(side)s resigned")
+OUT_OF_TIME = N_("%(side)s ran out of time")
+DECLINED = N_("%(side)s declined the game before moving")
+
+
+def reason_text(game: Game, outcome: Outcome) -> str:
+    """The outcome's reason in the current language: the server's own reasons (above)
+    translated; a game's own reason as the catalogue has it, else as the game wrote it."""
+    for seat, side in enumerate(game.sides):
+        for reason in (RESIGNED, OUT_OF_TIME, DECLINED):
+            if outcome.reason == reason % {"side": side}:
+                return gettext(reason, side=side_name(game, seat))
+    return gettext(outcome.reason)
+
+
 def ending(game: Game, kind: str, seat: int | None) -> Outcome:
-    """How a log entry that is not a move ends the game."""
+    """How a log entry that is not a move ends the game (its reason in English)."""
     if kind == "resign":
-        return Outcome(1 - seat, f"{game.sides[seat]} resigned", kind="resignation")
+        return Outcome(1 - seat, RESIGNED % {"side": game.sides[seat]}, kind="resignation")
     if kind == "forfeit":
-        return Outcome(1 - seat, f"{game.sides[seat]} ran out of time", kind="time")
+        return Outcome(1 - seat, OUT_OF_TIME % {"side": game.sides[seat]}, kind="time")
     if kind == "decline":
-        return Outcome(None, f"{game.sides[seat]} declined the game before moving", kind="cancellation")
+        return Outcome(None, DECLINED % {"side": game.sides[seat]}, kind="cancellation")
     if kind == "cancel":
-        return Outcome(None, "the game expired before both players had moved", kind="cancellation")
+        return Outcome(None, N_("the game expired before both players had moved"), kind="cancellation")
     if kind == "expire":
-        return Outcome(None, "it expired while both players could act (scoring was not finished)",
+        return Outcome(None, N_("it expired while both players could act (scoring was not finished)"),
                        kind="expiry")
     if kind == "draw":
         reason = "the players agreed" if seat is not None else "a draw offer was still open at expiry"
@@ -221,7 +286,7 @@ class BoardView:
         return self.players[seat].display_name or self.players[seat].userid
 
     def side(self, seat: int) -> str:
-        return f"{self.name(seat)} ({self.game.sides[seat]})"
+        return f"{self.name(seat)} ({side_name(self.game, seat)})"
 
     def to_move(self) -> int | None:
         if self.outcome is not None:
@@ -232,17 +297,18 @@ class BoardView:
         if self.outcome is not None:
             o = self.outcome
             score = f" {o.score}." if o.score else ""
+            reason = reason_text(self.game, o)
             if o.kind == "cancellation":
-                return f"Game cancelled: {o.reason}."
+                return gettext("Game cancelled: %(reason)s.", reason=reason)
             if o.kind == "expiry":
-                return f"Game over without a winner: {o.reason}."
+                return gettext("Game over without a winner: %(reason)s.", reason=reason)
             if o.winner is None:
-                return f"Game drawn: {o.reason}.{score}"
-            return f"Game won by {self.side(o.winner)}: {o.reason}.{score}"
+                return gettext("Game drawn: %(reason)s.", reason=reason) + score
+            return gettext("Game won by %(side)s: %(reason)s.", side=self.side(o.winner), reason=reason) + score
         seat = self.to_move()
         if seat is None:
-            return "Either player may act now."
-        return f"It is {self.name(seat)}'s turn ({self.game.sides[seat]})."
+            return gettext("Either player may act now.")
+        return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat), side=side_name(self.game, seat))
 
     @cached_property
     def consequences(self) -> list[Consequences | None]:
@@ -295,8 +361,9 @@ class BoardView:
             return None
         asker, other = self.name(b.request_seat), self.name(1 - b.request_seat)
         if b.request_kind == "undo":
-            return f"{asker} asks to take back move {b.request_move}; {other} may accept or reject."
-        return f"{asker} offers a draw; {other} may accept or reject."
+            return gettext("%(asker)s asks to take back move %(move)s; %(other)s may accept or reject.",
+                           asker=asker, move=b.request_move, other=other)
+        return gettext("%(asker)s offers a draw; %(other)s may accept or reject.", asker=asker, other=other)
 
     def diagram(self, legal: bool = False) -> str:
         return self.game.diagram(self.state, legal=legal and self.is_latest)
@@ -310,19 +377,21 @@ class BoardView:
 
     def _text(self, recent: int | None, legal: bool) -> str:
         b = self.board
-        parts = [f"{self.game.title} Board {b.id}: {self.side(0)} vs {self.side(1)}"]
+        parts = [gettext("%(game)s Board %(board)s: %(first)s vs %(second)s", game=self.game.title, board=b.id,
+                         first=self.side(0), second=self.side(1))]
         if not self.is_latest:
-            parts.append(f"Position after move {self.at_move} of {b.move_count}.")
+            parts.append(gettext("Position after move %(at)s of %(last)s.", at=self.at_move, last=b.move_count))
         parts.append(self.status_line())
         if pending := self.pending_line():
             parts.append(pending)
         if detail := self.game.status(self.state):
-            parts.append(detail)
+            parts.append(game_sentence(detail))
         parts.append("")
         listed = min(recent or self.at_move, self.at_move)
         if listed:
-            shown = f" (the last {listed} of {self.at_move})" if listed < self.at_move else ""
-            parts += [f"Moves{shown}:", *self.move_lines(listed), ""]
+            shown = gettext("Moves (the last %(count)s of %(all)s):", count=listed, all=self.at_move) \
+                if listed < self.at_move else gettext("Moves:")
+            parts += [shown, *self.move_lines(listed), ""]
         parts.append(self.diagram(legal))
         return "\n".join(parts).rstrip() + "\n"
 

@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass, field
 
 from .games import game_names
+from .i18n import lazy_gettext
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
-                "move", "resign", "show", "history",
+                "move", "resign", "show", "history", "language",
                 "message", "vacation", "add", "signoff", "all")  # social
 GAME_VERBS = ("help", "challenge", "move", "resign", "show", "games", "list", "history", "preview",
               "subscribe", "unsubscribe", "chat",  # social
@@ -33,6 +34,7 @@ USAGE = {
     "list": "<game> list",
     "history": "<game> history <board>",
     "preview": "<game> preview <board>[#n] <move> [<move> ...]",
+    "language": "language <userid> <password> de|en",
     # social
     "subscribe": "<game> subscribe <board> <userid> <password>   or   <game> subscribe <userid> <password> all",
     "unsubscribe": "<game> unsubscribe <board> <userid> <password>   or   "
@@ -55,7 +57,7 @@ USAGE = {
 }
 
 
-AUTHENTICATED = ("move", "change_password", "change_address",  # verbs whose password is checked
+AUTHENTICATED = ("move", "change_password", "change_address", "language",  # verbs whose password is checked
                  "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",
                  "accept", "reject", "limit", *MOVE_LATER_VERBS)
 SECRET = "********"
@@ -73,7 +75,7 @@ class CommandError(ValueError):
 class Command:
     verb: str  # help signup change_password change_address challenge move show games history preview
     # (resign is a move), subscribe unsubscribe chat message vacation add signoff standings accept
-    # reject limit, and the MOVE_LATER_VERBS
+    # reject limit language, and the MOVE_LATER_VERBS
     game: str | None = None
     board: int | None = None  # (subscribe/unsubscribe: None for every new board of the game)
     userid: str | None = None
@@ -116,42 +118,43 @@ def match_word(word: str, choices, what: str) -> str | None:
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
-        raise CommandError(f"{word!r} is ambiguous: it could be {', '.join(sorted(found))}.",
-                           f"write the {what} in full")
+        raise CommandError(lazy_gettext("%(word)r is ambiguous: it could be %(choices)s.", word=word,
+                                        choices=", ".join(sorted(found))), f"write the {what} in full")
     return None
 
 
 def _board(word: str, verb: str) -> tuple[int, int | None]:
     match = re.fullmatch(r"#?([0-9]{1,9})(?:#([0-9]{1,9}))?", word)  # ids stay within 32 bits
     if not match:
-        raise CommandError(f"{word!r} is not a board number (boards are numbered like 101).", USAGE[verb])
+        raise CommandError(lazy_gettext("%(word)r is not a board number (boards are numbered like 101).",
+                                        word=word), USAGE[verb])
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None
 
 
 def _need(words: list[str], count: int, verb: str) -> None:
     if len(words) < count:
-        raise CommandError(f"The {verb} command needs more words than that.", USAGE[verb])
+        raise CommandError(lazy_gettext("The %(verb)s command needs more words than that.", verb=verb),
+                           USAGE[verb])
 
 
 def parse_command(line: str) -> Command:
     """Parse one command line; raise CommandError with a sentence and the usage."""
     words = line.split()
     if not words:
-        raise CommandError("The message holds no command.", "help")
+        raise CommandError(lazy_gettext("The message holds no command."), "help")
     game = match_word(words[0], game_names(), "game name")
     if game is not None and game not in GLOBAL_VERBS and len(words) == 1:
         return Command("help", game=game)
     if game is not None and len(words) > 1:
         verb = match_word(words[1], GAME_VERBS, "command")
         if verb is None:
-            raise CommandError(f"{words[1]!r} is not a {game} command.",
-                               "one of: " + ", ".join(GAME_VERBS))
+            raise CommandError(lazy_gettext("%(word)r is not a %(game)s command.", word=words[1], game=game),
+                               lazy_gettext("one of: %(verbs)s", verbs=", ".join(GAME_VERBS)))
         return _parse_verb(verb, game, words[2:])
     verb = match_word(words[0], GLOBAL_VERBS, "command")
     if verb is None:
-        raise CommandError(
-            f"{words[0]!r} is neither a command nor a game; games are {', '.join(game_names())}.",
-            "help")
+        raise CommandError(lazy_gettext("%(word)r is neither a command nor a game; games are %(games)s.",
+                                        word=words[0], games=", ".join(game_names())), "help")
     if verb == "signoff" and words[0].lower() != "signoff":
         raise CommandError("signoff closes your account: write the word in full.", USAGE["signoff"])
     return _parse_verb(verb, None, words[1:])
@@ -172,6 +175,9 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
     if verb in ("games", "list"):
         return _parse_games(game, rest)
+    if verb == "language":
+        _need(rest, 3, verb)
+        return Command("language", userid=rest[0].lower(), password=rest[1], args=(rest[2].lower(),))
     if verb == "multiple":
         return Command("multiple")
     if verb in SOCIAL_VERBS:
@@ -205,7 +211,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if check:
         number, text = int(check.group(1)), text[:check.start()]
     if not text.strip():
-        raise CommandError("The move is missing after the password.", USAGE[verb])
+        raise CommandError(lazy_gettext("The move is missing after the password."), USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                    move=text.strip(), number=number)
 

@@ -43,6 +43,8 @@ class Player(SQLModel, table=True):
     invited: bool = False  # created by a challenge; no password until signup
     display_name: Optional[str] = Field(default=None, max_length=40)  # how pages name a browser seat
     # (Host, Guest, or what was chosen on /new); None: the userid
+    language: str = Field(default="en", max_length=2, sa_column_kwargs={"server_default": "en"})  # of the
+    # mails this player gets: en or de (command "language"); pbm.i18n.LANGUAGES
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     closed_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)  # signed off: no login,
     # no address; the userid stays so records read and nobody takes it again

@@ -5,6 +5,8 @@ from .base import (  # noqa: F401
     REGISTRY,
     Consequences,
     Game,
+    GameError,
+    GameText,
     IllegalMoveError,
     InvalidMoveError,
     MoveError,

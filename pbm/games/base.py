@@ -21,7 +21,42 @@ Move = Hashable
 State = Any
 
 
-class MoveError(Exception):
+class GameError(Exception):
+    """A player's mistake that a game finds: ``str(error)`` is the sentence, in English.
+
+    The sentence is kept as ``message`` (a ``%(name)s`` template, written as a literal
+    where the error is raised, so the translation catalogues find it) and ``params``,
+    so the server can show it in the reader's language; the games never translate."""
+
+    def __init__(self, message: str, **params):
+        super().__init__(message % params if params else message)
+        self.message, self.params = message, params
+
+
+class GameText(str):
+    """A sentence a game writes about a position (``status``): the English text
+    itself, keeping its ``message`` template and ``params`` as a GameError does, so
+    the server can show it in the reader's language. ``join`` makes one text of
+    several, each still translatable."""
+
+    joined = False  # made by ``join``: its message is only the parts' places
+
+    def __new__(cls, message: str, **params):
+        text = super().__new__(cls, message % params if params else message)
+        text.message, text.params = message, params
+        return text
+
+    @classmethod
+    def join(cls, parts, separator: str = " ") -> str:
+        if not parts:
+            return ""
+        names = [f"part{i}" for i in range(len(parts))]
+        text = cls(separator.join(f"%({name})s" for name in names), **dict(zip(names, parts)))
+        text.joined = True
+        return text
+
+
+class MoveError(GameError):
     """A move that cannot be played; ``str(error)`` is a sentence for the player."""
 
 
@@ -33,7 +68,7 @@ class IllegalMoveError(MoveError):
     """A well-formed move that the rules forbid in this position."""
 
 
-class OptionError(ValueError):
+class OptionError(GameError, ValueError):
     """A challenge option that the game does not know or cannot accept."""
 
 
@@ -133,15 +168,16 @@ class OptionSpec:
                 return True
             if word in ("false", "0", "no", "off"):
                 return False
-            raise OptionError(f"-{self.name} must be true or false, not {text!r}.")
+            raise OptionError("-%(name)s must be true or false, not %(text)r.", name=self.name, text=text)
         if self.kind == "half":
             try:
                 value = float(text)
             except ValueError:
                 value = float("nan")
             if not math.isfinite(value) or value * 2 != int(value * 2) or not self.low <= value <= self.high:
-                raise OptionError(f"-{self.name} must be a whole or half number from {self.low:g} to "
-                                  f"{self.high:g}, like {self.default}, not {text!r}.")
+                raise OptionError("-%(name)s must be a whole or half number from %(low)s to %(high)s, "
+                                  "like %(default)s, not %(text)r.", name=self.name, low=format(self.low, "g"),
+                                  high=format(self.high, "g"), default=self.default, text=text)
             return value
         try:
             value = int(text) if len(text) <= 12 else None
@@ -150,13 +186,18 @@ class OptionSpec:
         if self.kind == "choice":
             if value not in self.choices:
                 allowed = ", ".join(str(c) for c in self.choices[:-1]) + f" or {self.choices[-1]}"
-                raise OptionError(f"-{self.name} must be {allowed}, not {text!r}.")
+                raise OptionError("-%(name)s must be %(allowed)s, not %(text)r.", name=self.name, allowed=allowed,
+                                  text=text)
             return value
         if value is None:
-            raise OptionError(f"-{self.name} must be a whole number, not {text!r}.")
+            raise OptionError("-%(name)s must be a whole number, not %(text)r.", name=self.name, text=text)
         if not self.low <= value <= self.high or (self.odd and value % 2 == 0):
-            kind = "an odd number" if self.odd else "a number"
-            raise OptionError(f"-{self.name} must be {kind} from {self.low:g} to {self.high:g}, not {value}.")
+            bounds = {"name": self.name, "low": format(self.low, "g"), "high": format(self.high, "g"),
+                      "value": value}
+            if self.odd:
+                raise OptionError("-%(name)s must be an odd number from %(low)s to %(high)s, not %(value)s.",
+                                  **bounds)
+            raise OptionError("-%(name)s must be a number from %(low)s to %(high)s, not %(value)s.", **bounds)
         return value
 
     def describe(self) -> str:
@@ -198,7 +239,8 @@ class GameInfo:
         unknown = sorted(set(raw) - set(known))
         if unknown:
             allowed = ", ".join(f"-{k}" for k in sorted(known)) or "none"
-            raise OptionError(f"{self.title} has no option -{unknown[0]} (options: {allowed}).")
+            raise OptionError("%(game)s has no option -%(option)s (options: %(allowed)s).", game=self.title,
+                              option=unknown[0], allowed=allowed)
         values = self.defaults()
         values.update({name: known[name].parse(text) for name, text in raw.items()})
         return values
@@ -252,7 +294,9 @@ class Game(Protocol):
     def status(self, state: State) -> str:
         """A short line about the position (score, captures, stock), or ''."""
 
-    def help_text(self) -> str: ...
+    def help_text(self, language: str = "en") -> str:
+        """The rules, notation and an example board, in ``language`` (``en`` or ``de``)."""
+        ...
 
     def consequences(self, before: State, after: State) -> Consequences:
         """What the move from ``before`` to ``after`` did besides itself (captures,
@@ -318,7 +362,8 @@ class TurnBased(Declared):
         if state.outcome:
             raise IllegalMoveError("This game is over; no more moves can be played.")
         if side != state.turn:
-            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+            raise IllegalMoveError("It is %(turn)s's turn, not %(side)s's.", turn=self.sides[state.turn],
+                                   side=self.sides[side])
 
 
 REGISTRY: dict[str, Game] = {}
@@ -376,14 +421,15 @@ def parse_point(text: str, size: int) -> tuple[int, int]:
     """Read ``d4``/``D4`` into ``(x, y)``; raise InvalidMoveError naming the problem."""
     t = text.strip().upper()
     if len(t) < 2 or len(t) > 4 or not t[0].isalpha() or not (t[1:].isascii() and t[1:].isdecimal()):
-        raise InvalidMoveError(f"{text!r} is not a point; write a column letter and a row number, like D4.")
+        raise InvalidMoveError("%(text)r is not a point; write a column letter and a row number, like D4.",
+                               text=text)
     if t[0] == "I":
-        raise InvalidMoveError(f"{text!r} is not a point: column letters skip I (H is followed by J).")
+        raise InvalidMoveError("%(text)r is not a point: column letters skip I (H is followed by J).", text=text)
     x = COLUMN_LETTERS.find(t[0])
     y = int(t[1:]) - 1
     if x < 0 or x >= size or not 0 <= y < size:
         last = point_name(size - 1, size - 1)
-        raise InvalidMoveError(f"{t} is off the board; points run from A1 to {last}.")
+        raise InvalidMoveError("%(point)s is off the board; points run from A1 to %(last)s.", point=t, last=last)
     return x, y
 
 
@@ -393,11 +439,12 @@ def parse_point_or_pass(text: str, size: int, title: str, example: str):
     if t in ("pass", "p"):
         return "pass"
     if not t:
-        raise InvalidMoveError(f"The move is empty; send a point like {example}, or pass.")
+        raise InvalidMoveError("The move is empty; send a point like %(example)s, or pass.", example=example)
     try:
         return parse_point(t, size)
     except InvalidMoveError as error:
-        raise InvalidMoveError(f"{error} A {title} move is a point like {example}, or pass.") from None
+        raise InvalidMoveError("%(error)s A %(game)s move is a point like %(example)s, or pass.", error=error,
+                               game=title, example=example) from None
 
 
 def square_diagram(size: int, cell, last: tuple[int, int] | None) -> str:

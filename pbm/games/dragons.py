@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .base import Consequences, GameInfo, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome, TurnBased, register
+from .base import (Consequences, GameInfo, GameText, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome,
+                   TurnBased, register)
 
 O, X = "o", "x"
 COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
@@ -199,12 +200,12 @@ class Dragons(TurnBased):
     def parse_cell(self, text: str, state: DragonsState) -> Cell:
         match = re.fullmatch(rf"\s*{CELL}\s*", text, re.I)
         if not match:
-            raise InvalidMoveError(f"{text.strip()!r} is not a cell name: write a tile number and a "
-                                   "direction (n, ne, se, s, sw, nw), like 7ne.")
+            raise InvalidMoveError("%(text)r is not a cell name: write a tile number and a direction "
+                                   "(n, ne, se, s, sw, nw), like 7ne.", text=text.strip())
         number = int(match.group(1))
         if not 1 <= number <= len(state.tiles):
-            raise InvalidMoveError(f"There is no tile {number}; the tiles are numbered 1 to "
-                                   f"{len(state.tiles)}.")
+            raise InvalidMoveError("There is no tile %(number)s; the tiles are numbered 1 to %(last)s.",
+                                   number=number, last=len(state.tiles))
         q, r, _ = state.tiles[number - 1]
         cell = (q, r)
         for word in re.findall(STEP_WORD, match.group(2).lower()):
@@ -214,15 +215,16 @@ class Dragons(TurnBased):
     def parse_move(self, text: str, state: DragonsState):
         match = MOVE.match(text)
         if not match:
-            raise InvalidMoveError(f"{text.strip()!r} is not a Dragons move: write a cell and an "
-                                   "orientation, like 7ne:B2 (cell 7ne, back turned twice).")
+            raise InvalidMoveError("%(text)r is not a Dragons move: write a cell and an orientation, like 7ne:B2 "
+                                   "(cell 7ne, back turned twice).", text=text.strip())
         cell = self.parse_cell(match.group(1) + match.group(2), state)
         orientation = ORIENTATIONS.index(match.group(3).upper() + match.group(4))
         if cell in state.at:
-            raise IllegalMoveError(f"{text.strip()} names tile {state.at[cell] + 1}'s cell, which is taken.")
+            raise IllegalMoveError("%(cell)s names tile %(tile)s's cell, which is taken.", cell=text.strip(),
+                                   tile=state.at[cell] + 1)
         if state.tiled_neighbours(cell) == 0:
-            raise IllegalMoveError(f"{match.group(1)}{match.group(2).lower()} is not next to any tile; a "
-                                   "tile must touch at least one other.")
+            raise IllegalMoveError("%(cell)s is not next to any tile; a tile must touch at least one other.",
+                                   cell=match.group(1) + match.group(2).lower())
         number, direction = state.name_key(cell)
         return number + 1, direction, orientation
 
@@ -245,20 +247,21 @@ class Dragons(TurnBased):
             if wanted is not None and colours[d] != wanted:
                 other = state.at[neighbour(cell, d)] + 1
                 raise IllegalMoveError(
-                    f"{name}:{ORIENTATIONS[orientation]} does not fit: its {EDGE_NAMES[d]} edge is "
-                    f"{colours[d].upper()} but tile {other}'s {EDGE_NAMES[(d + 3) % 6]} edge is "
-                    f"{wanted.upper()}.")
+                    "%(move)s does not fit: its %(edge)s edge is %(colour)s but tile %(other)s's %(facing)s "
+                    "edge is %(wanted)s.", move=name + ":" + ORIENTATIONS[orientation], edge=EDGE_NAMES[d],
+                    colour=colours[d].upper(), other=other, facing=EDGE_NAMES[(d + 3) % 6], wanted=wanted.upper())
         must = state.compulsory()
         if must and cell not in must:
             names = ", ".join(state.name(c) for c in must)
-            raise IllegalMoveError(f"A gap must be filled first: play in {names} (each fits two or more "
-                                   "orientations).")
+            raise IllegalMoveError("A gap must be filled first: play in %(cells)s (each fits two or more "
+                                   "orientations).", cells=names)
 
     def apply(self, state: DragonsState, side: int, move) -> DragonsState:
         self.guard(state, side)
         cell = self.cell_of(move, state)
         if cell in state.at:
-            raise IllegalMoveError(f"{self.format_move(move)}: that cell is already tile {state.at[cell] + 1}.")
+            raise IllegalMoveError("%(move)s: that cell is already tile %(tile)s.", move=self.format_move(move),
+                                   tile=state.at[cell] + 1)
         self.check(state, cell, move[2])
         first = len(state.tiles) + 1
         state = self._auto_moves(state.placed(cell, move[2]))
@@ -335,21 +338,24 @@ class Dragons(TurnBased):
                                        for n in after.last[1:]))
 
     def status(self, state: DragonsState) -> str:
-        parts = [f"Tiles: {len(state.tiles)} of {state.pool} placed."]
+        parts = [GameText("Tiles: %(placed)s of %(pool)s placed.", placed=len(state.tiles), pool=state.pool)]
         if state.last:
             own, *auto = state.last
             q, r, o = state.tiles[own - 1]
-            parts.append(f"Last move: tile {own} ({ORIENTATIONS[o]})" +
-                         "".join(f", (Auto) tile {n} ({ORIENTATIONS[state.tiles[n - 1][2]]})" for n in auto) + ".")
+            automatic = GameText.join([GameText(", (Auto) tile %(tile)s (%(orientation)s)", tile=n,
+                                                orientation=ORIENTATIONS[state.tiles[n - 1][2]])
+                                       for n in auto], "")
+            parts.append(GameText("Last move: tile %(tile)s (%(orientation)s)%(auto)s.", tile=own,
+                                  orientation=ORIENTATIONS[o], auto=automatic))
         if not state.outcome:
             must = state.compulsory()
             if must:
                 fits = "; ".join(f"{name} {' '.join(orientations)}" for name, orientations in self.playable(state))
-                parts.append(f"Must fill a gap: {', '.join(state.name(c) for c in must)}. "
-                             f"Orientations that fit: {fits}.")
-        return " ".join(parts)
+                parts.append(GameText("Must fill a gap: %(cells)s.", cells=", ".join(state.name(c) for c in must)))
+                parts.append(GameText("Orientations that fit: %(fits)s.", fits=fits))
+        return GameText.join(parts)
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         from .dragons_diagram import draw_single
 
         pictures = []
@@ -359,7 +365,8 @@ class Dragons(TurnBased):
             pictures.append("  ".join(f"{ORIENTATIONS[o]:^9}" for o in row).rstrip())
         example = self.initial_state({})
         example = self.apply(example, 0, self.parse_move("1ne:F5", example))
-        return HELP.format(orientations="\n".join(pictures), diagram=self.diagram(example, legal=False))
+        return (HELP_DE if language == "de" else HELP).format(orientations="\n".join(pictures),
+                                                              diagram=self.diagram(example, legal=False))
 
     # -- storage -----------------------------------------------------------
 
@@ -416,6 +423,61 @@ closed (contains a loop). Higher score wins; equal scores draw.
 
 Example: after O's first move 1ne:F5 (playable cells are listed on
 "dragons show <board>" and on the web):
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+DRAGONS
+
+Zwei Spieler, O (beginnt) und X, teilen sich einen Vorrat sechseckiger
+Plättchen (50; Option -num_tiles=N) und legen abwechselnd ein Plättchen
+neben die Plättchen auf dem Brett, so dass jede Kante, die es mit einem
+Plättchen teilt, dessen Farbe hat. Der Server legt Plättchen 1 (F0) in die
+Mitte. Jedes Plättchen hat zwei Seiten: die Vorderseite ("Schultern": drei
+O-Kanten und drei X-Kanten, jede Farbe eine zusammenhängende Fläche) und
+die Rückseite ("Schwänze": die Farben wechseln sich ab; ein Band jeder
+Farbe verbindet zwei Kanten, die dritte Kante jeder Farbe ist ein
+Sackgassen-Schwanz). Die 12 Arten, ein Plättchen zu legen, jeweils um 60
+Grad im Uhrzeigersinn weitergedreht:
+
+{orientations}
+
+Zellen: Plättchen werden in der Reihenfolge des Legens nummeriert; eine
+Zelle wird nach einem benachbarten Plättchen und einer Richtung (n ne se s
+sw nw) benannt, 7ne ist also die Zelle an der Nordostseite von Plättchen 7.
+Eine Zelle hat einen Namen je belegtem Nachbarn; alle werden angenommen,
+angezeigt wird der mit der kleinsten Nummer.
+
+Zug: <Zelle>:<Ausrichtung>, zum Beispiel 7ne:B2 (auch 7NE B2, 7ne-b2).
+
+Automatische Züge: eine Lücke ist eine leere Zelle mit drei oder mehr
+belegten Nachbarn. Passt in eine Lücke genau eine Ausrichtung, wird dieses
+Plättchen für dich gelegt, immer wieder (die Lücke mit dem kleinsten Namen
+zuerst: kleinste Plättchennummer, dann n ne se s sw nw), bis keine Lücke
+mehr genau eine Ausrichtung zulässt; diese automatischen Züge gehören zu
+deinem Zug und stehen danach als (Auto). Eine Lücke, in die nichts passt,
+bleibt leer.
+
+Lückenzüge: solange eine Lücke zwei oder mehr Ausrichtungen zulässt, musst
+du eine dieser Lücken füllen (sie sind auf dem Brett mit * markiert).
+
+Gewinnen: eine Schleife deiner Farbe durch 6 oder mehr Plättchen, geprüft
+nach dem ganzen Zug (automatische Züge eingeschlossen; ein automatischer
+Zug kann die Schleife des Gegners schließen!). Schließen beide Farben
+Gewinnschleifen, gewinnt die längere; gleich lange ergeben Unentschieden.
+Ist der Vorrat ohne Gewinnschleife aufgebraucht, endet die Partie
+unentschieden.
+
+Tantrix-Wertung (Option -tantrix, Vorrat 40): Schleifen beenden die Partie
+nicht. Ist der Vorrat leer, zählt der beste Drache jedes Spielers
+(zusammenhängende Fläche seiner Farbe) 1 Punkt je Plättchen, durch das er
+läuft, doppelt, wenn er geschlossen ist (eine Schleife enthält). Die
+höhere Wertung gewinnt; gleiche Wertungen ergeben Unentschieden.
+
+Beispiel: nach dem ersten Zug 1ne:F5 von O (die spielbaren Zellen stehen
+bei "dragons show <board>" und im Web):
 
 {diagram}
 """

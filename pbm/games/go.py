@@ -19,12 +19,13 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .go_help import HELP
+from .go_help import HELP, HELP_DE
 from .base import (
     Consequences,
     Declared,
-    GameInfo,
     flood,
+    GameInfo,
+    GameText,
     grid_neighbours as neighbours,
     IllegalMoveError,
     InvalidMoveError,
@@ -198,12 +199,12 @@ class Go(Declared):
                 raise InvalidMoveError("Write mark and one point of the group, like: mark D4.")
             return ("mark", parse_point(words[1], state.size))
         if len(words) > 1:
-            raise InvalidMoveError(f"{text.strip()!r} is not a Go move; send a point like D4, pass, "
-                                   "or during scoring mark D4, done or resume.")
+            raise InvalidMoveError("%(text)r is not a Go move; send a point like D4, pass, or during scoring "
+                                   "mark D4, done or resume.", text=text.strip())
         try:
             return parse_point(words[0], state.size)
         except InvalidMoveError as error:
-            raise InvalidMoveError(f"{error} A Go move is a point like D4, or pass.") from None
+            raise InvalidMoveError("%(error)s A Go move is a point like D4, or pass.", error=error) from None
 
     def format_move(self, move) -> str:
         if isinstance(move, str):
@@ -233,10 +234,11 @@ class Go(Declared):
         if state.phase == SCORING:
             return self._scoring(state, side, move)
         if move in (DONE, RESUME) or (isinstance(move, tuple) and move[0] == "mark"):
-            raise IllegalMoveError(f"{self.format_move(move)} belongs to the scoring, which opens after "
-                                   "two passes in a row.")
+            raise IllegalMoveError("%(move)s belongs to the scoring, which opens after two passes in a row.",
+                                   move=self.format_move(move))
         if side != state.turn:
-            raise IllegalMoveError(f"It is {self.sides[state.turn]}'s turn, not {self.sides[side]}'s.")
+            raise IllegalMoveError("It is %(turn)s's turn, not %(side)s's.", turn=self.sides[state.turn],
+                                   side=self.sides[side])
         if move == PASS:
             if state.passes + 1 >= 2:
                 return replace(state, passes=2, turn=1 - side, last=None, phase=SCORING,
@@ -257,7 +259,7 @@ class Go(Declared):
         index = y * size + x
         name = point_name(x, y)
         if state.board[index] != EMPTY:
-            raise IllegalMoveError(f"{name} is already occupied; choose an empty point.")
+            raise IllegalMoveError("%(point)s is already occupied; choose an empty point.", point=name)
         colour, enemy = _colour(side), _colour(1 - side)
         keys = zobrist(size)
         board = list(state.board)
@@ -272,10 +274,11 @@ class Go(Declared):
                     position ^= keys[i][enemy]
                 captured += len(group)
         if not captured and not _has_liberty(board, index, size):
-            raise IllegalMoveError(f"{name} would be suicide: your stones there would have no liberty.")
+            raise IllegalMoveError("%(point)s would be suicide: your stones there would have no liberty.",
+                                   point=name)
         if state.history.seen_before(position, state.ply):
-            raise IllegalMoveError(f"{name} would repeat an earlier position (positional superko); "
-                                   "play elsewhere first.")
+            raise IllegalMoveError("%(point)s would repeat an earlier position (positional superko); "
+                                   "play elsewhere first.", point=name)
         return tuple(board), position, captured
 
     def _scoring(self, state: GoState, side: int, move) -> GoState:
@@ -292,8 +295,8 @@ class Go(Declared):
             x, y = move[1]
             index = y * state.size + x
             if state.board[index] == EMPTY:
-                raise IllegalMoveError(f"{point_name(x, y)} is empty; mark a point with a stone of the "
-                                       "group you think is dead (or alive again).")
+                raise IllegalMoveError("%(point)s is empty; mark a point with a stone of the group you think is "
+                                       "dead (or alive again).", point=point_name(x, y))
             group, _ = group_and_liberties(state.board, index, state.size)
             dead = state.dead - group if index in state.dead else state.dead | group
             return replace(state, dead=frozenset(dead), confirmed=frozenset())
@@ -358,25 +361,27 @@ class Go(Declared):
         return square_diagram(size, cell, last) + "\n" + legend + "\n" + captures
 
     def status(self, state: GoState) -> str:
-        text = f"Komi {state.komi:g}."
+        komi = GameText("Komi %(komi)s.", komi=format(state.komi, "g"))
         if state.phase == PLAY:
-            return text
+            return komi
         black, white = self.score(state)
-        count = f"Count: Black {black:g}, White {white:g}."
+        count = GameText("Count: Black %(black)s, White %(white)s.", black=format(black, "g"),
+                         white=format(white, "g"))
         if state.phase == OVER:
-            return f"{text} {count}"
-        done = ", ".join(self.sides[s] for s in sorted(state.confirmed)) or "nobody yet"
-        return (f"Scoring: mark dead groups (mark D4), then done; resume to play on. {count} "
-                f"Confirmed by: {done}.")
+            return GameText.join((komi, count))
+        done = GameText.join([GameText(self.sides[s]) for s in sorted(state.confirmed)], ", ") \
+            or GameText("nobody yet")
+        scoring = GameText("Scoring: mark dead groups (mark D4), then done; resume to play on.")
+        return GameText.join((scoring, count, GameText("Confirmed by: %(sides)s.", sides=done)))
 
     def consequences(self, before: GoState, after: GoState) -> Consequences:
         return Consequences(captures=sum(after.captures) - sum(before.captures))
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 9})
         for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (6, 2)), (1, (2, 6)), (0, (4, 4))):
             example = self.apply(example, side, point)
-        return HELP.format(diagram=self.diagram(example))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
 
     # -- game record -------------------------------------------------------
 

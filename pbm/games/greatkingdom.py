@@ -13,17 +13,18 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
-    GameInfo,
-    IllegalMoveError,
     flood,
+    GameInfo,
+    GameText,
     grid_neighbours,
+    IllegalMoveError,
     OptionSpec,
     Outcome,
-    TurnBased,
     parse_point_or_pass,
     point_name,
     register,
     square_diagram,
+    TurnBased,
 )
 
 EMPTY, BLUE, ORANGE, NEUTRAL = 0, 1, 2, 3
@@ -129,14 +130,14 @@ class GreatKingdom(TurnBased):
         index = y * size + x
         name = point_name(x, y)
         if state.stock[side] == 0:
-            raise IllegalMoveError(f"{self.sides[side]} has no castles left; the only move is pass.")
+            raise IllegalMoveError("%(side)s has no castles left; the only move is pass.", side=self.sides[side])
         if state.board[index] == NEUTRAL:
-            raise IllegalMoveError(f"{name} holds the neutral castle; choose an empty point.")
+            raise IllegalMoveError("%(point)s holds the neutral castle; choose an empty point.", point=name)
         if state.board[index] != EMPTY:
-            raise IllegalMoveError(f"{name} already holds a castle; choose an empty point.")
+            raise IllegalMoveError("%(point)s already holds a castle; choose an empty point.", point=name)
         if index in territory(state.board, size, _colour(other)):
-            raise IllegalMoveError(
-                f"{name} is inside {self.sides[other]}'s territory, where you may not build.")
+            raise IllegalMoveError("%(point)s is inside %(side)s's territory, where you may not build.",
+                                   point=name, side=self.sides[other])
 
         board = list(state.board)
         board[index] = _colour(side)
@@ -157,9 +158,8 @@ class GreatKingdom(TurnBased):
             return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
                            last=(x, y), destroyed=tuple(sorted(destroyed)), outcome=outcome)
         if not _group(board, index, size)[1]:
-            raise IllegalMoveError(
-                f"A castle on {name} would leave your own castles with no free space around "
-                "them and destroys nothing; that is not allowed.")
+            raise IllegalMoveError("A castle on %(point)s would leave your own castles with no free space around "
+                                   "them and destroys nothing; that is not allowed.", point=name)
         return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
                        last=(x, y))
 
@@ -223,14 +223,15 @@ class GreatKingdom(TurnBased):
 
     def status(self, state: GreatKingdomState) -> str:
         blue, orange = self.scores(state)
-        return (f"Territory: Blue {blue}, Orange {orange} (Blue needs +{state.margin}). "
-                f"Castles in hand: {state.stock[0]}, {state.stock[1]}.")
+        return GameText("Territory: Blue %(blue)s, Orange %(orange)s (Blue needs +%(margin)s). Castles in hand: "
+                        "%(blue_castles)s, %(orange_castles)s.", blue=blue, orange=orange, margin=state.margin,
+                        blue_castles=state.stock[0], orange_castles=state.stock[1])
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 5})
         for side, point in ((0, (1, 1)), (1, (3, 3)), (0, (1, 3))):
             example = self.apply(example, side, point)
-        return HELP.format(diagram=self.diagram(example))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
 
     # -- storage -----------------------------------------------------------
 
@@ -280,6 +281,44 @@ or reply to a board mail with just: D4
 
 In the diagram: B Blue, O Orange, # neutral castle, b/o territory,
 (x) the last move. Example (5x5, after B2, D4, B4):
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+GREAT KINGDOM
+
+Zwei Spieler, Blau (beginnt) und Orange, setzen Burgen auf die Punkte
+eines 9x9-Bretts (Option -size=N, ungerade, 5 bis 19). Auf dem Mittelpunkt
+steht eine neutrale Burg. Jeder Spieler hat 40 Burgen; wer keine mehr hat,
+passt.
+
+Ein Zug: eine Burg auf einen leeren Punkt setzen, oder passen.
+
+Gebiet: die leeren Punkte einer Region (waagerecht oder senkrecht
+verbundene Punkte, die weder eigene Burgen noch die neutrale Burg sind),
+die keine gegnerische Burg enthält und nicht alle vier Ränder berührt.
+Ränder und die neutrale Burg wirken als Mauern. Ins Gebiet des Gegners
+darf man keine Burg setzen.
+
+Belagerung: jede gegnerische Gruppe (waagerecht oder senkrecht verbundene
+Burgen), die nach deinem Zug keinen leeren Nachbarpunkt hat, ist zerstört,
+und du gewinnst sofort. Gegnerische Burgen werden zuerst geprüft. Ein Zug,
+der nichts zerstört und die eigene Gruppe ohne leeren Nachbarn lässt, ist
+verboten.
+
+Ende: nach zweimal Passen hintereinander werden die Gebiete gezählt. Blau
+gewinnt mit mindestens 3 Punkten mehr als Orange (Option -margin=N), sonst
+gewinnt Orange. Unentschieden gibt es nicht. Wer aufgibt, verliert sofort.
+
+Notation: ein Punkt, Spaltenbuchstabe und Zeilennummer (D4; die Buchstaben
+überspringen I), oder "pass". Beispiel per Mail:
+    greatkingdom move 101 alice secret D4
+oder antworte auf eine Brett-Mail nur mit: D4
+
+Im Diagramm: B Blau, O Orange, # neutrale Burg, b/o Gebiet, (x) der letzte
+Zug. Beispiel (5x5, nach B2, D4, B4):
 
 {diagram}
 """

@@ -15,16 +15,17 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
-    GameInfo,
-    IllegalMoveError,
     flood,
+    GameInfo,
+    GameText,
+    IllegalMoveError,
     OptionSpec,
     Outcome,
-    TurnBased,
     parse_point_or_pass,
     point_name,
     register,
     square_diagram,
+    TurnBased,
 )
 
 EMPTY, WHITE, BLACK = 0, 1, 2
@@ -140,23 +141,23 @@ class TwoDragons(TurnBased):
         size, colour = state.size, _colour(side)
         name = point_name(x, y)
         if state.board[y * size + x] != EMPTY:
-            raise IllegalMoveError(f"{name} is already taken; choose an empty point.")
+            raise IllegalMoveError("%(point)s is already taken; choose an empty point.", point=name)
         if colour in state.board:
             seen = sight(state.board, size, x, y, colour)
             if not seen.seen:
                 if seen.cut:
                     a, b = sorted(seen.cut)
                     enemy = self.sides[1 - side]
-                    raise IllegalMoveError(
-                        f"{name}: the sight line cuts through two of {enemy}'s pieces at "
-                        f"{point_name(a % size, a // size)}-{point_name(b % size, b // size)}.")
-                raise IllegalMoveError(f"{name} is not in sight of your pieces (along a row, column or "
-                                       "diagonal with only empty points between).")
+                    raise IllegalMoveError("%(point)s: the sight line cuts through two of %(side)s's pieces at "
+                                           "%(pair)s.", point=name, side=enemy, pair="-".join(
+                                               (point_name(a % size, a // size), point_name(b % size, b // size))))
+                raise IllegalMoveError("%(point)s is not in sight of your pieces (along a row, column or diagonal "
+                                       "with only empty points between).", point=name)
         square = blob(state.board, size, x, y, colour)
         if square:
             cx, cy = square
-            raise IllegalMoveError(f"{name} would make a 2x2 blob at {point_name(cx, cy)}-"
-                                   f"{point_name(cx + 1, cy + 1)}.")
+            raise IllegalMoveError("%(point)s would make a 2x2 blob at %(square)s.", point=name,
+                                   square=point_name(cx, cy) + "-" + point_name(cx + 1, cy + 1))
 
     def legal_points(self, state: TwoDragonsState, side: int) -> list[tuple[int, int]]:
         return list(self._legal_points(state, side))
@@ -189,7 +190,8 @@ class TwoDragons(TurnBased):
             self.check(state, side, x, y)
         except IllegalMoveError as error:
             if not self.legal_points(state, side):
-                raise IllegalMoveError(f"{error} You have no legal point left and must pass.") from None
+                raise IllegalMoveError("%(error)s You have no legal point left and must pass.",
+                                       error=error) from None
             raise
         board = list(state.board)
         index = y * state.size + x
@@ -231,21 +233,24 @@ class TwoDragons(TurnBased):
         for side in (0, 1):
             sizes = dragon_sizes(state.board, state.size, _colour(side))
             counted = sizes[:state.dragons]
-            parts.append(f"{self.sides[side]} dragons {'+'.join(map(str, counted)) or '0'} = {sum(counted)}")
-        text = "; ".join(parts) + "."
+            parts.append(GameText("%(side)s dragons %(sizes)s = %(total)s", side=self.sides[side],
+                                  sizes="+".join(map(str, counted)) or "0", total=sum(counted)))
+        sentences = [GameText("%(first)s; %(second)s.", first=parts[0], second=parts[1])]
         if not state.outcome:
             if any(state.passed):
-                text += f" {self.sides[state.passed.index(True)]} has passed; {self.sides[state.turn]} " \
-                        "moves alone until passing too."
+                sentences.append(GameText("%(passer)s has passed; %(mover)s moves alone until passing too.",
+                                          passer=self.sides[state.passed.index(True)],
+                                          mover=self.sides[state.turn]))
             if not self.legal_points(state, state.turn):
-                text += f" {self.sides[state.turn]} has no legal point and must pass."
-        return text
+                sentences.append(GameText("%(side)s has no legal point and must pass.",
+                                          side=self.sides[state.turn]))
+        return GameText.join(sentences)
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.initial_state({"size": 9})
         for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (4, 4)), (1, (6, 2)), (0, (2, 3))):
             example = self.apply(example, side, point)
-        return HELP.format(diagram=self.diagram(example, legal=True))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example, legal=True))
 
     def to_json(self, state: TwoDragonsState) -> dict:
         return {"size": state.size, "dragons": state.dragons, "board": "".join(map(str, state.board)),
@@ -285,6 +290,41 @@ Notation: a point (K10; columns skip I), or pass. By mail:
     twodragons move 101 alice secret K10
 or reply to a board mail with just: K10. "twodragons show <board>" marks
 with * the points where the player to move may play, as here:
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+2 DRAGONS
+
+Zwei Spieler, Weiß (beginnt) und Schwarz, setzen Steine auf die Punkte
+eines 18x18-Bretts (Option -size=N, 9 bis 19). Ein Drache ist eine Gruppe
+eigener Steine, die entlang Zeilen und Spalten verbunden sind (diagonale
+Berührung zählt nicht).
+
+Der erste Stein jedes Spielers darf auf jeden leeren Punkt. Jeder weitere
+Stein muss in Sicht eines eigenen Steins stehen: geht man vom neuen Punkt
+entlang einer Zeile, Spalte oder Diagonale, ist der erste Stein, auf den
+man trifft, ein eigener, mit nur leeren Punkten dazwischen (direkt daneben
+zählt). Zwei Regeln schließen Linien und Quadrate:
+  - Kein Durchschneiden: ein diagonaler Schritt zwischen zwei gegnerischen
+    Steinen, die sich diagonal berühren, ist gesperrt, und eine gesperrte
+    Linie gibt keine Sicht.
+  - Keine Klumpen: ein Stein darf kein 2x2-Quadrat der eigenen Farbe
+    vollenden.
+
+Passen: du darfst jederzeit passen und musst es, wenn kein erlaubter Punkt
+bleibt. Hat ein Spieler gepasst, zieht der andere allein, so viele Züge er
+will, bis er ebenfalls passt; dann endet die Partie.
+
+Wertung: die Steine in deinen 2 größten Drachen (Option -dragons=N). Die
+höhere Wertung gewinnt; bei Gleichstand gewinnt Schwarz.
+
+Notation: ein Punkt (K10; die Spalten überspringen I), oder pass. Per Mail:
+    twodragons move 101 alice secret K10
+oder antworte auf eine Brett-Mail nur mit: K10. "twodragons show <board>"
+markiert mit * die Punkte, auf die der Spieler am Zug setzen darf, wie hier:
 
 {diagram}
 """

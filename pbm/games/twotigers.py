@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .base import Consequences, GameInfo, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
+from .base import Consequences, GameInfo, GameText, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
 
 SIZE = 5
 GOATS, TIGERS = 0, 1
@@ -33,7 +33,7 @@ def name(point: int) -> str:
 def parse_name(text: str) -> int:
     t = text.strip().lower()
     if len(t) != 2 or t[0] not in COLUMNS or t[1] not in "12345":
-        raise InvalidMoveError(f"{text.strip()!r} is not a point; points run from a1 to e5.")
+        raise InvalidMoveError("%(text)r is not a point; points run from a1 to e5.", text=text.strip())
     return (int(t[1]) - 1) * SIZE + COLUMNS.index(t[0])
 
 
@@ -109,10 +109,10 @@ class TwoTigers(TurnBased):
     def _check_line(self, a: int, b: int) -> tuple[int, int]:
         direction = direction_between(a, b)
         if direction is None:
-            raise IllegalMoveError(f"{name(a)} is not adjacent to {name(b)} on this board.")
+            raise IllegalMoveError("%(a)s is not adjacent to %(b)s on this board.", a=name(a), b=name(b))
         if direction not in lines()[a]:
-            raise IllegalMoveError(f"{name(a)}-{name(b)} is not a line on this board "
-                                   f"({name(a)} has no diagonals).")
+            raise IllegalMoveError("%(a)s-%(b)s is not a line on this board (%(a)s has no diagonals).", a=name(a),
+                                   b=name(b))
         return direction
 
     def _check_goat(self, state: TwoTigersState, move: tuple[int, ...]) -> None:
@@ -120,44 +120,47 @@ class TwoTigers(TurnBased):
             raise IllegalMoveError("A goat moves one step: two points, like b5-b4.")
         start, end = move
         if state.board[start] <= 0:
-            raise IllegalMoveError(f"{name(start)} holds no goat.")
+            raise IllegalMoveError("%(point)s holds no goat.", point=name(start))
         self._check_line(start, end)
         if state.board[end] != 0:
-            what = "a tiger" if state.board[end] == TIGER else "goats"
-            raise IllegalMoveError(f"{name(end)} holds {what}; a goat only moves to an empty point.")
+            if state.board[end] == TIGER:
+                raise IllegalMoveError("%(point)s holds a tiger; a goat only moves to an empty point.",
+                                       point=name(end))
+            raise IllegalMoveError("%(point)s holds goats; a goat only moves to an empty point.", point=name(end))
 
     def _check_tiger(self, state: TwoTigersState, move: tuple[int, ...]) -> list[int]:
         """The points leapt over, or IllegalMoveError with the reason."""
         start = move[0]
         if state.board[start] != TIGER:
-            raise IllegalMoveError(f"{name(start)} holds no tiger.")
+            raise IllegalMoveError("%(point)s holds no tiger.", point=name(start))
         board = list(state.board)
         board[start] = 0
         if len(move) == 2 and direction_between(start, move[1]) is not None:
             self._check_line(start, move[1])
             if board[move[1]] != 0:
-                raise IllegalMoveError(f"{name(move[1])} is not empty; a tiger steps to an empty point "
-                                       "or leaps over a goat.")
+                raise IllegalMoveError("%(point)s is not empty; a tiger steps to an empty point or leaps over a "
+                                       "goat.", point=name(move[1]))
             return []
         leapt: list[int] = []
         for a, b in zip(move, move[1:]):
             dx, dy = b % SIZE - a % SIZE, b // SIZE - a // SIZE
             if max(abs(dx), abs(dy)) == 1:
-                raise IllegalMoveError(f"{name(a)}-{name(b)} is a step, and a step ends the tiger's turn; "
-                                       "only leaps can follow one another.")
+                raise IllegalMoveError("%(a)s-%(b)s is a step, and a step ends the tiger's turn; only leaps can "
+                                       "follow one another.", a=name(a), b=name(b))
             if max(abs(dx), abs(dy)) != 2 or (dx and dy and abs(dx) != abs(dy)):
-                raise IllegalMoveError(f"{name(a)} is not adjacent to {name(b)} on this board, and a leap "
-                                       "goes over exactly one point to the point beyond.")
+                raise IllegalMoveError("%(a)s is not adjacent to %(b)s on this board, and a leap goes over "
+                                       "exactly one point to the point beyond.", a=name(a), b=name(b))
             over = step(a, (dx // 2, dy // 2))
             self._check_line(a, over)
             self._check_line(over, b)
             if over in leapt:
-                raise IllegalMoveError(f"{name(over)} was already leapt over this turn.")
+                raise IllegalMoveError("%(point)s was already leapt over this turn.", point=name(over))
             if board[over] <= 0:
-                raise IllegalMoveError(f"{name(a)}-{name(b)} would leap over {name(over)}, which holds no "
-                                       "goat.")
+                raise IllegalMoveError("%(a)s-%(b)s would leap over %(over)s, which holds no goat.", a=name(a),
+                                       b=name(b), over=name(over))
             if board[b] != 0:
-                raise IllegalMoveError(f"{name(b)} is not empty; a leap must land on an empty point.")
+                raise IllegalMoveError("%(point)s is not empty; a leap must land on an empty point.",
+                                       point=name(b))
             board[over] -= 1
             leapt.append(over)
         return leapt
@@ -262,14 +265,15 @@ class TwoTigers(TurnBased):
         return "\n".join(out)
 
     def status(self, state: TwoTigersState) -> str:
-        return f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})."
+        return GameText("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s).", goats=state.goats,
+                        fewest=FEWEST_GOATS)
 
     def consequences(self, before: TwoTigersState, after: TwoTigersState) -> Consequences:
         return Consequences(captures=before.goats - after.goats)
 
-    def help_text(self) -> str:
+    def help_text(self, language: str = "en") -> str:
         example = self.apply(self.initial_state({}), GOATS, self.parse_move("b3-b4", None))
-        return HELP.format(diagram=self.diagram(example))
+        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
 
     # -- storage -----------------------------------------------------------
 
@@ -321,6 +325,47 @@ or reply to a board mail with just: b5-b4
 
 In the diagram T is a tiger, G a goat, G5 a pile of five; lines show where
 pieces may move. After the goats' first move b3-b4:
+
+{diagram}
+"""
+
+# The same in German (the help mail of a player whose language is de).
+HELP_DE = """\
+TWO TIGERS
+
+Die Ziegen (20 Stück, sie beginnen) versuchen, die zwei Tiger auf dem
+5x5-Alquerque-Brett einzusperren: 25 Punkte a1 bis e5 (Spalten a-e,
+Zeilen 1-5 von unten), verbunden entlang Zeilen und Spalten und entlang
+von Diagonalen durch jeden zweiten Punkt (a1, c1, e1, b2, d2, a3, c3, e3,
+b4, d4, a5, c5, e5).
+
+Start: Tiger auf c4 und c2; Ziegen in Stapeln zu fünft auf b5, b3, d5 und
+d3.
+
+Ziegen: eine Ziege (eine einzelne oder die oberste eines Stapels) einen
+Schritt entlang einer Linie auf einen leeren Punkt ziehen. Ziegen ziehen
+nie auf Ziegen oder Stapel und schlagen nie.
+
+Tiger: einen Schritt entlang einer Linie auf einen leeren Punkt, oder über
+eine benachbarte Ziege oder einen Stapel auf den leeren Punkt direkt
+dahinter auf derselben Linie springen und dabei eine Ziege schlagen (die
+oberste eines Stapels). Derselbe Tiger darf im selben Zug weiterspringen
+und nach jedem Sprung aufhören, aber kein Punkt darf in einem Zug zweimal
+übersprungen werden. Schlagen ist nie Pflicht.
+
+Ende: die Ziegen gewinnen, wenn die Tiger am Zug nicht ziehen können. Die
+Tiger gewinnen, wenn weniger als 7 Ziegen übrig sind oder wenn die Ziegen
+am Zug nicht ziehen können. Tritt dieselbe Stellung mit derselben Seite am
+Zug zum dritten Mal auf, endet die Partie unentschieden.
+
+Notation: Punkte, verbunden mit '-': b5-b4 (eine Ziege), c4-c5 (ein
+Tigerschritt), c2-c4-e4 (ein Tiger springt zweimal; die geschlagenen
+Ziegen ergeben sich daraus). Per Mail:
+    twotigers move 101 alice secret b5-b4
+oder antworte auf eine Brett-Mail nur mit: b5-b4
+
+Im Diagramm ist T ein Tiger, G eine Ziege, G5 ein Stapel aus fünf; Linien
+zeigen, wohin Figuren ziehen dürfen. Nach dem ersten Zug der Ziegen b3-b4:
 
 {diagram}
 """

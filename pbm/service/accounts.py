@@ -11,7 +11,9 @@ from email_validator import EmailNotValidError, validate_email
 from sqlmodel import Session, delete, or_, select
 from werkzeug.security import generate_password_hash
 
+from .. import i18n
 from ..commands import USAGE, Command
+from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
 from ..models import Board, Confirmation, Player, PlayerAddress, Subscription, Vacation
 from . import boards, computer, letters, passwords
@@ -30,7 +32,8 @@ def normalise_address(address: str) -> str:
     try:
         return validate_email(address, check_deliverability=False, test_environment=True).normalized.lower()
     except EmailNotValidError as error:
-        raise PlayerError(f"{address!r} is not a usable email address: {error}") from None
+        raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
+                                       reason=error)) from None
 
 
 def sender_address(address: str) -> str:
@@ -68,19 +71,20 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
         raise PlayerError(verdict.refusal, usage)
     player = by_userid(unit.session, userid)
     if player is None:
-        raise PlayerError(f"There is no player called {userid}; sign up first with: "
-                          f"signup {userid} <password>", usage)
+        raise PlayerError(lazy_gettext("There is no player called %(userid)s; sign up first with: "
+                                       "signup %(userid)s <password>", userid=userid), usage)
     if player.closed_at is not None:
-        raise PlayerError(f"The account {userid} was closed (signoff); its userid stays with its games.", usage)
+        raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff); its userid stays with its "
+                                       "games.", userid=userid), usage)
     if player.password_hash is None:
-        raise PlayerError(f"{userid} has no password yet: they play by replying to their board mails "
-                          "(or sign up from their own address).", usage)
+        raise PlayerError(lazy_gettext("%(userid)s has no password yet: they play by replying to their board "
+                                       "mails (or sign up from their own address).", userid=userid), usage)
     if verdict is not None and verdict.password_hash == player.password_hash:
         correct = verdict.correct
     else:
         correct = passwords.is_correct(userid, password, player.password_hash)
     if not correct:
-        raise PlayerError(f"The password for {userid} is wrong.", usage)
+        raise PlayerError(lazy_gettext("The password for %(userid)s is wrong.", userid=userid), usage)
     return player
 
 
@@ -89,10 +93,11 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     from it confirms (so nobody can take an address, or an invited seat, by naming it)."""
     userid = command.userid
     if not USERID.match(userid):
-        raise PlayerError(f"{userid!r} cannot be a userid: use 2 to 20 letters, digits, '.', '-' or '_', "
-                          "starting with a letter.", USAGE["signup"])
+        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
+                                       "'_', starting with a letter.", userid=userid), USAGE["signup"])
     if by_userid(unit.session, userid) or userid == computer.USERID:
-        raise PlayerError(f"The userid {userid} is taken; choose another.", USAGE["signup"])
+        raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
+                          USAGE["signup"])
     _check_new_password(command.password, USAGE["signup"])
     address = normalise_address(command.args[0]) if command.args else unit.mail.sender
     _address_is_free(unit, address, None)
@@ -109,6 +114,18 @@ def change_password(unit: Unit, command: Command, comment: str) -> None:
     _check_new_password(new, USAGE["change"])
     player.password_hash = generate_password_hash(new)
     letters.send(unit, player.email, "password_changed", userid=player.userid)
+
+
+def set_language(unit: Unit, command: Command, comment: str) -> None:
+    """``language <userid> <password> de|en``: the language of the player's mails
+    from now on (this answer included)."""
+    player = authenticate(unit, command.userid, command.password, USAGE["language"])
+    chosen = command.args[0]
+    if chosen not in i18n.LANGUAGES:
+        raise PlayerError(lazy_gettext("There is no language %(code)r here; choose one of %(known)s.",
+                                       code=chosen[:10], known=", ".join(i18n.LANGUAGES)), USAGE["language"])
+    player.language = chosen
+    letters.send(unit, player.email, "language_changed", userid=player.userid)
 
 
 def change_address(unit: Unit, command: Command, comment: str) -> None:
@@ -150,7 +167,8 @@ def confirm(unit: Unit, token: str) -> None:
 
 def _check_new_password(password: str, usage: str) -> None:
     if len(password) < MIN_PASSWORD:
-        raise PlayerError(f"The password is too short; use at least {MIN_PASSWORD} characters.", usage)
+        raise PlayerError(lazy_gettext("The password is too short; use at least %(count)s characters.",
+                                       count=MIN_PASSWORD), usage)
 
 
 def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
@@ -253,8 +271,8 @@ def resolve(unit: Unit, name: str) -> Player:
         if player is not None and player.closed_at is not None:
             raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
         if player is None or player.email is None:  # a browser seat is nobody's to challenge
-            raise PlayerError(f"There is no player called {name}; name them by email address "
-                              "to invite them.", USAGE["challenge"])
+            raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
+                                           "invite them.", name=name), USAGE["challenge"])
         return player
     address = normalise_address(name)
     player = by_address(s, address)

@@ -17,10 +17,11 @@ from sqlalchemy import or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import OWN_MOVES, BoardView, ending, load_players, replay, log_entries, load_records
+from ..boardview import OWN_MOVES, BoardView, ending, lazy_sentence, load_players, replay, log_entries, load_records
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
+from ..i18n import lazy_gettext
 from ..models import Board, MoveRecord, Player
 from . import letters, ratings
 from .errors import PlayerError
@@ -68,11 +69,11 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
     is another game's. Errors from here on name this board."""
     board = unit.session.exec(select(Board).where(Board.id == board_id).with_for_update()).first()
     if board is None:
-        raise PlayerError(f"There is no board {board_id}.", "<game> games")
+        raise PlayerError(lazy_gettext("There is no board %(board)s.", board=board_id), "<game> games")
     unit.board = board
     if game_name and game_name != board.game:
-        raise PlayerError(f"Board {board.id} is a {get_game(board.game).title} board, not "
-                          f"{get_game(game_name).title}.")
+        raise PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,
+                                       game=get_game(board.game).title, named=get_game(game_name).title))
     return board
 
 
@@ -140,11 +141,13 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         return
     if board.status != "active":
         view = BoardView.current(board, players, [])
-        raise PlayerError(f"Board {board.id} is finished ({view.status_line()}); no more moves can be made.")
+        raise PlayerError(lazy_gettext("Board %(board)s is finished (%(status)s); no more moves can be made.",
+                                       board=board.id, status=view.status_line()))
     expected = board.move_count + 1
     if number is not None and number != expected:
-        raise PlayerError(f"You sent move #{number}, but the next move on board {board.id} is "
-                          f"#{expected}; the board changed since you looked.")
+        raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
+                                       "#%(expected)s; the board changed since you looked.",
+                                       number=number, board=board.id, expected=expected))
     state = current_state(game, board)
     if text.lower() in requests.WORDS:
         requests.answer(unit, board, game, seat, text.lower(), players, comment)
@@ -159,13 +162,15 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         return
     if seat not in game.actors(state):
         turn = game.to_move(state)
-        raise PlayerError(f"It is not your turn on board {board.id}: it is {players[turn].userid}'s "
-                          f"turn ({game.sides[turn]}).")
+        raise PlayerError(lazy_gettext("It is not your turn on board %(board)s: it is %(name)s's turn (%(side)s).",
+                                       board=board.id, name=players[turn].userid,
+                                       side=lazy_gettext(game.sides[turn])))
     try:
         move = game.parse_move(text, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
-        raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")") from None
+        raise PlayerError(lazy_sentence(error), lazy_gettext('a move in %(game)s notation (send "%(name)s help")',
+                                                   game=game.title, name=game.name)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
     record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
@@ -178,8 +183,8 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     moved = unit.session.exec(select(MoveRecord.id).where(
         MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))).first()
     if moved is not None:
-        raise PlayerError(f"You have moved on board {board.id} already; a game can only be declined before "
-                          "your first move (resign ends it instead).")
+        raise PlayerError(lazy_gettext("You have moved on board %(board)s already; a game can only be declined "
+                                       "before your first move (resign ends it instead).", board=board.id))
     record = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
                     outcome=ending(game, "decline", seat), comment=comment)
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
@@ -218,10 +223,11 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     with the same players, sides and options."""
     game = get_game(board.game)
     if board.status == "active":
-        raise PlayerError(f"Board {board.id} is still being played; a new round can start once it is over.")
+        raise PlayerError(lazy_gettext("Board %(board)s is still being played; a new round can start once it "
+                                       "is over.", board=board.id))
     if board.next_board_id is not None:
-        raise PlayerError(f"The new round of board {board.id} has already started as board "
-                          f"{board.next_board_id}.")
+        raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
+                                       board=board.id, next=board.next_board_id))
     board.newround_votes |= 1 << seat
     unit.session.add(board)
     if board.newround_votes != 0b11:

@@ -22,6 +22,7 @@ from ..config import Settings
 from ..db import reading
 from ..boardview import MOVES
 from ..games import get_game
+from ..i18n import lazy_gettext
 from ..models import Board, MoveRecord, Player
 from . import boards, letters, unit as units
 from .errors import PlayerError
@@ -56,8 +57,9 @@ def check_can_play(game, settings: Settings) -> None:
     from ..players import available
 
     if game.name == "go" and not available(settings.gnugo_path):
-        raise PlayerError(f"GNU Go is not installed on this server (it is looked for at {settings.gnugo_path}), "
-                          "so the computer cannot play Go here; it plays the other games.")
+        raise PlayerError(lazy_gettext("GNU Go is not installed on this server (it is looked for at %(path)s), "
+                                       "so the computer cannot play Go here; it plays the other games.",
+                                       path=settings.gnugo_path))
 
 
 def _seat_to_act(session, board: Board) -> int | None:

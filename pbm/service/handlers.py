@@ -15,6 +15,7 @@ from sqlmodel import select
 
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
+from ..i18n import lazy_gettext
 from ..models import Board, ChallengePolicy, Player
 from . import accounts, boards, computer, letters, queries, ratings, requests, social
 from .errors import PlayerError
@@ -37,11 +38,11 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     game = get_game(command.game)
     challenger = accounts.by_address(unit.session, unit.mail.sender)
     if challenger is None or challenger.invited:
-        raise PlayerError("Only players with an account can challenge; sign up first with: "
-                          "signup <userid> <password>", USAGE["signup"])
+        raise PlayerError(lazy_gettext("Only players with an account can challenge; sign up first with: "
+                                       "signup <userid> <password>"), USAGE["signup"])
     seats: tuple[Player, Player] = tuple(accounts.resolve(unit, name) for name in command.args)
     if seats[0].id == seats[1].id:
-        raise PlayerError("A game needs two different players.", USAGE["challenge"])
+        raise PlayerError(lazy_gettext("A game needs two different players."), USAGE["challenge"])
     if challenger.id not in (seats[0].id, seats[1].id):
         raise PlayerError(f"You ({challenger.userid}) can only start games you play in yourself.",
                           USAGE["challenge"])
@@ -84,7 +85,8 @@ def move(unit: Unit, command: Command, comment: str) -> None:
     player = accounts.authenticate(unit, command.userid, command.password, USAGE["move"])
     seat = board.seat_of(player.id)
     if seat is None:
-        raise PlayerError(f"{player.userid} is not a player on board {board.id}.")
+        raise PlayerError(lazy_gettext("%(userid)s is not a player on board %(board)s.", userid=player.userid,
+                                       board=board.id))
     boards.play(unit, board, seat, command.move, comment, command.number)
 
 
@@ -152,6 +154,7 @@ HANDLERS: dict[str, Handler] = {
     "preview": queries.preview,
     "games": queries.games,
     "multiple": multiple,
+    "language": accounts.set_language,
     # social
     "subscribe": social.subscribe,
     "unsubscribe": social.unsubscribe,

@@ -14,6 +14,7 @@ from ..boardview import load_players
 from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game, game_names
+from ..i18n import lazy_gettext
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
 from . import accounts, boards, letters, requests
@@ -96,7 +97,8 @@ def answer(unit: Unit, request: Request) -> None:
 
 def _command(unit: Unit, line: str, comment: str) -> None:
     if not line:
-        raise PlayerError("The message holds no command: the subject is empty and so is the body.", "help")
+        raise PlayerError(lazy_gettext("The message holds no command: the subject is empty and so is the body."),
+                          "help")
     command = parse_command(line)
     HANDLERS[command.verb](unit, command, comment)
 
@@ -109,19 +111,21 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
         return
     board, seat = boards.by_token(unit.session, token)
     if board is None or board.id != board_id:
-        raise PlayerError(f"The address you replied to does not belong to board {board_id} or any other "
-                          "board; reply to your latest board mail, or use the move command.", USAGE["move"])
+        raise PlayerError(lazy_gettext("The address you replied to does not belong to board %(board)s or any "
+                                       "other board; reply to your latest board mail, or use the move command.",
+                                       board=board_id), USAGE["move"])
     unit.board = board
     players = load_players(unit.session, board)  # held: the session forgets unreferenced players,
     # and the move that follows mails both
     player = players[seat]
     if unit.mail.sender not in accounts.addresses(unit.session, player):
-        raise PlayerError(f"This reply address belongs to {player.userid} on board {board.id}; only "
-                          f"{player.userid}'s registered address may use it, and yours is "
-                          f"{unit.mail.sender}.", USAGE["move"])
+        raise PlayerError(lazy_gettext("This reply address belongs to %(userid)s on board %(board)s; only "
+                                       "%(userid)s's registered address may use it, and yours is %(sender)s.",
+                                       userid=player.userid, board=board.id, sender=unit.mail.sender),
+                          USAGE["move"])
     if not line:
-        raise PlayerError("Your reply holds no move: write the move on the first line.",
-                          "a move such as D4, pass or resign")
+        raise PlayerError(lazy_gettext("Your reply holds no move: write the move on the first line."),
+                          lazy_gettext("a move such as D4, pass or resign"))
     word = line.split()[0].lower()
     if word in REPLY_COMMANDS and len(line.split()) == 1:
         verb = word
@@ -182,7 +186,7 @@ def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
 def _refuse(unit: Unit, request: Request, error: Exception, line: str | None) -> None:
     request.errors.append(str(error))
     game = get_game(unit.board.game) if unit.board is not None else _game_of_line(line)
-    letters.error_mail(unit, str(error), getattr(error, "usage", None), unit.board, game)
+    letters.error_mail(unit, error, getattr(error, "usage", None), unit.board, game)
 
 
 def _game_of_line(line: str | None):

@@ -4,6 +4,11 @@ A template's first line is ``Subject: ...``, then a blank line, then the body;
 a wording change touches a template, not Python. ``send`` composes one mail
 and queues it in the unit of work; ``board_mails`` writes the mail both
 players get after a change to a board.
+
+Every mail is written in its recipient's language (``Player.language``; English
+for an address without an account): the templates' ``{% trans %}`` blocks and
+``_()`` calls, and every sentence Python makes while the mail is rendered
+(``pbm.i18n``), come from the same catalogues as the pages.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from sqlalchemy import func, or_
 from sqlmodel import Session, select
 
-from ..boardview import BoardView, game_record, load_records
+from .. import i18n
+from ..boardview import BoardView, game_sentence, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
 from ..models import Board, InboundMessage, Player, Subscription
@@ -28,15 +34,19 @@ MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may
 MAX_RELAYED_PER_MAIL = 60  # a player's words passed on to others (chat, message) one inbound mail may cause
 
 _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoescape=False,
-                         trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined)
+                         trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined,
+                         extensions=["jinja2.ext.i18n"])
+_templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
+_templates.filters["sentence"] = game_sentence
 _templates.globals["provisional_games"] = ratings.PROVISIONAL_GAMES
 _templates.filters["indent_comment"] = lambda text: "\n".join("        | " + c for c in text.split("\n"))
 
 
-def render(name: str, **context) -> tuple[str, str]:
-    """The subject and body of template ``name``."""
-    text = _templates.get_template(f"{name}.txt").render(**context)
+def render(name: str, language: str = i18n.DEFAULT, **context) -> tuple[str, str]:
+    """The subject and body of template ``name`` in ``language``."""
+    with i18n.language(language):
+        text = _templates.get_template(f"{name}.txt").render(language=i18n.current(), **context)
     head, _, body = text.partition("\n\n")
     if not head.startswith("Subject: "):
         raise ValueError(f"template {name}.txt must start with a Subject line")
@@ -44,14 +54,18 @@ def render(name: str, **context) -> tuple[str, str]:
 
 
 def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, reply_to: str | None = None,
-         auto: str = "auto-replied", attachments=(), relayed: bool = False, **context) -> None:
+         auto: str = "auto-replied", attachments=(), relayed: bool = False, language: str | None = None,
+         **context) -> None:
     """Compose template ``name`` for ``to`` and queue it in this unit of work; a
     player without an address (``to`` None) gets no mail. ``relayed``: the mail
-    passes a player's words on (chat, message; see ``within_limits``)."""
+    passes a player's words on (chat, message; see ``within_limits``). The mail is
+    in ``language``, by default the language of the player with that address."""
     if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm",
                                                             relayed=relayed):
         return
-    subject, body = render(name, settings=unit.settings, board=board, **context)
+    if language is None:
+        language = unit.session.exec(select(Player.language).where(Player.email == to)).first()
+    subject, body = render(name, language or i18n.DEFAULT, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
     message = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
                       reply_to=reply_to, board_id=board_id,
@@ -164,7 +178,8 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
     for seat in seats:
         player = players[seat]
         send(unit, player.email, "board", board=board, reply_to=player_reply_to(unit, board, seat), auto=auto,
-             attachments=record, view=view, tail=subject_tail(view), seat=seat, player=player,
+             attachments=record, language=player.language, view=view, tail=subject_tail(view), seat=seat,
+             player=player,
              occasion="invited" if player.id in invited else occasion,
              comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
              forced=forced, rated=rated, notes=notes, **footer(board, seat), **context)
@@ -176,14 +191,11 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              forced=forced, rated=rated, notes=notes, **footer(board, None), **context)
 
 
-def error_mail(unit: Unit, sentence: str, usage: str | None, board: Board | None, game: Game | None) -> None:
-    """One error mail to the sender of the mail being answered."""
-    if board is not None:
-        title = f"{REGISTRY[board.game].title} Board {board.id} Error"
-    else:
-        title = f"{game.title} error" if game else "pbm error"
-    # A player answers an error about their board with the corrected move: by replying.
+def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | None, game: Game | None) -> None:
+    """One error mail to the sender of the mail being answered; ``str(error)`` is its
+    sentence, turned into text in the sender's language (see ``pbm.i18n.LazyText``).
+    A player answers an error about their board with the corrected move: by replying."""
     seat = seat_of_sender(unit, board) if board is not None else None
-    send(unit, unit.mail.sender, "error", board=board, title=title, sentence=sentence, usage=usage,
-         reply_to=player_reply_to(unit, board, seat) if seat is not None else None,
+    send(unit, unit.mail.sender, "error", board=board, board_title=REGISTRY[board.game].title if board else None,
+         game=game, error=error, usage=usage, reply_to=player_reply_to(unit, board, seat) if seat is not None else None,
          original=f"Subject: {unit.mail.subject}\n\n{unit.mail.body}")

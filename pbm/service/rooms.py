@@ -34,8 +34,10 @@ from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from ..boardview import game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
+from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import normalise_address
@@ -47,7 +49,7 @@ MODES = (SAME_DEVICE, FRIEND, COMPUTER)
 EXPIRE_DAYS = 7.0  # seed 003: a room expires after seven days without activity
 # Seed 003 plays Go with komi 7.5 and no handicap: only the size is chosen.
 FIXED_OPTIONS = {"go": {"komi": 7.5}}
-NAMES = ("Host", "Guest")  # the seats' names when none was chosen
+NAMES = (N_("Host"), N_("Guest"))  # the seats' names when none was chosen (in the page's language)
 MAX_NAME = 24  # characters of a chosen name
 MAX_INVITATION_MAILS = 3  # invitation mails to one address per hour (anyone may type any address)
 INVITE = re.compile(r"[a-z0-9]{20}")
@@ -95,12 +97,12 @@ def computer_refusal(game_name: str, settings: Settings) -> str | None:
 def _name(text: str | None, default: str) -> str:
     name = " ".join((text or "").split())
     if not name:
-        return default
+        return gettext(default)
     if len(name) > MAX_NAME or not name.isprintable():
-        raise PlayerError(f"A name may have at most {MAX_NAME} characters, letters, digits, spaces and "
-                          "punctuation; leave it empty to be called Host or Guest.")
+        raise PlayerError(lazy_gettext("A name may have at most %(count)s characters, letters, digits, spaces and "
+                                       "punctuation; leave it empty to be called Host or Guest.", count=MAX_NAME))
     if name.lower() == computer.USERID:
-        raise PlayerError("That name is the server's own player's; choose another.")
+        raise PlayerError(lazy_gettext("That name is the server's own player's; choose another."))
     return name
 
 
@@ -108,13 +110,23 @@ def _options(game, raw: dict[str, str]) -> dict:
     fixed = FIXED_OPTIONS.get(game.name, {})
     for name in raw:
         if name in fixed:
-            raise PlayerError(f"In games started here {game.title} is played with {name} {fixed[name]:g}; "
-                              f"it cannot be chosen.")
+            raise PlayerError(lazy_gettext("In games started here %(game)s is played with %(option)s %(value)s; "
+                                           "it cannot be chosen.", game=game.title, option=name,
+                                           value=format(fixed[name], "g")))
     try:
         options = game.parse_options({k: v for k, v in raw.items() if v.strip()})
     except OptionError as error:  # mail's "-size must be ..." as a page says it
-        raise PlayerError(re.sub(r"^-(\w+)", lambda m: "The " + m[1].replace("_", " "), str(error))) from None
+        raise PlayerError(lazy_option_sentence(error)) from None
     return {**options, **fixed}
+
+
+def lazy_option_sentence(error: OptionError) -> LazyText:
+    """Mail's "-size must be ..." as a page says it: "The size must be ...", in the
+    page's language."""
+    def sentence() -> str:
+        return re.sub(r"^-(\w+)", lambda m: gettext("The %(option)s", option=m[1].replace("_", " ")),
+                      game_sentence(error))
+    return LazyText(sentence)
 
 
 def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: dict[str, str],
@@ -127,17 +139,20 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
     found = REGISTRY.get((game or "").strip().lower())
     if found is None:
         titles = ", ".join(g.title for g in REGISTRY.values())
-        raise PlayerError(f"There is no game called {game[:40]!r} here; choose one of {titles}.")
+        raise PlayerError(lazy_gettext("There is no game called %(name)r here; choose one of %(games)s.",
+                                       name=game[:40], games=titles))
     if mode not in MODES:
-        raise PlayerError("Choose how to play: on the same device, with a friend, or against the computer.")
+        raise PlayerError(lazy_gettext("Choose how to play: on the same device, with a friend, or against the "
+                                       "computer."))
     chosen = _options(found, options)
     host = _name(name, NAMES[0])
     guest = _name(guest_name, NAMES[1]) if mode != COMPUTER else None
     seat = 0
     if mode == COMPUTER:
         if side not in (None, "", "0", "1"):
-            raise PlayerError(f"Choose your side: 0 to move first ({found.sides[0]}) or 1 to move second "
-                              f"({found.sides[1]}).")
+            raise PlayerError(lazy_gettext("Choose your side: 0 to move first (%(first)s) or 1 to move second "
+                                           "(%(second)s).", first=lazy_gettext(found.sides[0]),
+                                           second=lazy_gettext(found.sides[1])))
         seat = int(side or 0)
         computer.check_can_play(found, settings)
     address = normalise_address(address.strip()) if mode == FRIEND and address and address.strip() else None
@@ -185,8 +200,9 @@ def _check_invitation_mails(unit: Unit, address: str) -> None:
         OutboxMail.recipient == address, Board.room_id.is_not(None),
         OutboxMail.created_at > unit.now - timedelta(hours=1))).one()
     if sent >= MAX_INVITATION_MAILS:
-        raise PlayerError(f"{address} was sent {sent} invitations in the last hour, the most it gets; "
-                          "leave the address empty and copy the link instead.")
+        raise PlayerError(lazy_gettext("%(address)s was sent %(count)s invitations in the last hour, the most it "
+                                       "gets; leave the address empty and copy the link instead.",
+                                       address=address, count=sent))
 
 
 def invite_url(settings: Settings, invite: str) -> str:

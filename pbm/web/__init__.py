@@ -7,10 +7,17 @@ import os
 import secrets
 from pathlib import Path
 
-from flask import Flask, current_app, jsonify, render_template, request, url_for
+from flask import Flask, current_app, g, jsonify, render_template, request, url_for
+from flask_babel import Babel, get_locale
+from markupsafe import Markup
 
+from .. import i18n
+from ..boardview import game_sentence, speaks_current_language
 from ..config import load_settings
+from ..i18n import gettext as _
 from ..service import Service
+
+LANGUAGE_NAMES = {"en": "English", "de": "Deutsch"}
 
 
 def _secret_key(settings) -> str:
@@ -64,6 +71,49 @@ def static_url(filename: str) -> str:
     return url_for("static", filename=filename, v=versions[filename])
 
 
+def speak_page_language():
+    """Python code answering this request (sentences, errors) speaks the page's language."""
+    g.pbm_language = i18n.use(str(get_locale()))
+
+
+def stop_speaking_page_language(error=None):
+    if "pbm_language" in g:
+        i18n.stop_using(g.pop("pbm_language"))
+
+
+def game_said(text: str) -> str:
+    """What a game module wrote (``GameText``), in the page's language; a sentence
+    the catalogue lacks stays English and is marked so on a page in another language."""
+    if speaks_current_language(text):
+        return game_sentence(text)
+    return Markup('<span lang="en">%s</span>') % text
+
+
+def script_texts() -> dict:
+    """The sentences ``play.js`` and ``rooms.js`` show, in the page's language; the
+    layout carries them as JSON in the body's ``data-texts`` (no inline script under
+    the CSP)."""
+    return {
+        "play": _("Play"),
+        "play_move": _("Play %(move)s"),
+        "selected": _("%(point)s selected: tap it again or press Play."),
+        "chain_move": _("%(chain)s: play it, or go on leaping."),
+        "chain_on": _("%(chain)s: now choose where it goes."),
+        "no_answer": _("The server did not answer; try again."),
+        "not_playable": _("%(point)s, not playable now"),
+        "really_resign": _("Really resign? Click again"),
+        "move_of": _("%(at)s of %(last)s"),
+        "list_same_device": _("On this device"),
+        "list_computer": _("Against the computer"),
+        "list_friend": _("With a friend"),
+        "copied": _("Copied."),
+        "copy_by_hand": _("Press Ctrl+C (or Cmd+C) to copy the selected link."),
+        "saved_board": _("%(title)s, board %(board)s"),
+        "forget": _("Forget"),
+        "forget_board": _("Forget board %(board)s"),
+    }
+
+
 def create_app(overrides: dict | None = None) -> Flask:
     """Build the application; settings in ``overrides`` win over the environment."""
     settings = load_settings(overrides)
@@ -76,6 +126,10 @@ def create_app(overrides: dict | None = None) -> Flask:
         SEND_FILE_MAX_AGE_DEFAULT=365 * 24 * 3600,  # static URLs carry their content hash
     )
     app.extensions["pbm"] = Service(settings)
+    from .pages import page_language
+
+    Babel(app, locale_selector=page_language, default_translation_directories=str(i18n.TRANSLATIONS))
+    i18n.translations("de")  # a missing compiled catalogue fails here, not on a German page
 
     from .inbound import bp as inbound_bp
     from .live import bp as live_bp
@@ -86,8 +140,15 @@ def create_app(overrides: dict | None = None) -> Flask:
 
     for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp, standings_bp):
         app.register_blueprint(blueprint)
+    app.before_request(speak_page_language)
+    app.teardown_request(stop_speaking_page_language)
     app.after_request(security_headers)
+    app.jinja_env.policies["ext.i18n.trimmed"] = True  # as babel.cfg extracts the {% trans %} blocks
     app.jinja_env.globals["static_url"] = static_url
+    app.jinja_env.globals["language_names"] = LANGUAGE_NAMES
+    app.jinja_env.globals["script_texts"] = script_texts
+    app.jinja_env.globals["game_said"] = game_said
+    app.jinja_env.globals["page_language"] = lambda: str(get_locale())
 
     def wants_json() -> bool:
         return request.path.startswith("/inbound") or request.path.endswith(".json")
@@ -109,6 +170,6 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.logger.error("internal error on %s", request.path)
         if wants_json():
             return jsonify(status="error", error="The server failed; try again later."), 503
-        return render_template("error.html", code=503, message="The server failed; try again later."), 503
+        return render_template("error.html", code=503, message=_("The server failed; try again later.")), 503
 
     return app

@@ -14,21 +14,22 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..boardview import MOVES, OWN_MOVES, BoardView, in_force, log_entries
+from ..boardview import MOVES, OWN_MOVES, BoardView, game_sentence, in_force, log_entries, side_name
 from ..games import MoveError
 from ..games.base import point_name
+from ..i18n import N_, gettext
 from ..models import Board
 from ..render import board_svg
 from ..service.computer import USERID as COMPUTER
 from ..service.letters import watchers
 
 # Moves that are words, not places on the board, in the order their buttons show.
-ACTIONS = {"pass": "Pass", "done": "Done (accept this scoring)", "resume": "Resume play"}
+ACTIONS = {"pass": N_("Pass"), "done": N_("Done (accept this scoring)"), "resume": N_("Resume play")}
 
-# How a move is written, for the hint beside the move box.
-EXAMPLES = {"go": "D4, pass, or in scoring mark D4, done, resume", "greatkingdom": "D4 or pass",
-            "twodragons": "E5 or pass", "twotigers": "b5-b4, or c2-c4-e4 for a leap chain",
-            "dragons": "7ne:B2 (a cell, a colon, an orientation)"}
+# How a move is written, for the hint beside the move box (shown through gettext).
+EXAMPLES = {"go": N_("D4, pass, or in scoring mark D4, done, resume"), "greatkingdom": N_("D4 or pass"),
+            "twodragons": N_("E5 or pass"), "twotigers": N_("b5-b4, or c2-c4-e4 for a leap chain"),
+            "dragons": N_("7ne:B2 (a cell, a colon, an orientation)")}
 
 
 def last_move(view: BoardView) -> str | None:
@@ -126,14 +127,15 @@ def explain(view: BoardView, seat: int, text: str) -> str | None:
     sentence), or None when it could."""
     game, state = view.game, view.state
     if view.board.status != "active" or view.outcome is not None:
-        return "This game is over; no more moves can be played."
+        return gettext("This game is over; no more moves can be played.")
     if seat not in game.actors(state):
         turn = game.to_move(state)
-        return f"It is not your turn: it is {view.name(turn)}'s turn ({game.sides[turn]})."
+        return gettext("It is not your turn: it is %(name)s's turn (%(side)s).", name=view.name(turn),
+                       side=side_name(game, turn))
     try:
         game.apply(state, seat, game.parse_move(text, state))
     except MoveError as error:
-        return str(error)
+        return game_sentence(error)
     return None
 
 
@@ -152,12 +154,12 @@ def buttons(view: BoardView, seat: int | None) -> list[Button]:
     board = view.board
     if board.status != "active":
         asked = board.newround_votes & (1 << seat)
-        return [] if asked or board.next_board_id else [Button("newround", "New round")]
+        return [] if asked or board.next_board_id else [Button("newround", gettext("New round"))]
     found = []
     if acting(view, seat):
         texts = {view.game.format_move(m) for m in view.game.legal_moves(view.state)}
-        found = [Button(action, label) for action, label in ACTIONS.items() if action in texts]
-    return found + request_buttons(view, seat) + [Button("resign", "Resign")]
+        found = [Button(action, gettext(label)) for action, label in ACTIONS.items() if action in texts]
+    return found + request_buttons(view, seat) + [Button("resign", gettext("Resign"))]
 
 
 def request_buttons(view: BoardView, seat: int) -> list[Button]:
@@ -165,11 +167,13 @@ def request_buttons(view: BoardView, seat: int) -> list[Button]:
     and (once this seat has a move standing) a request to take it back."""
     board = view.board
     if board.request_kind is not None:
-        return [Button("accept", "Accept"), Button("reject", "Reject")] if board.request_seat != seat else []
+        return [Button("accept", gettext("Accept")), Button("reject", gettext("Reject"))] \
+            if board.request_seat != seat else []
     if view.players[1 - seat].userid == COMPUTER:
         return []
     own = any(entry.kind in OWN_MOVES and entry.seat == seat for _, entry in in_force(log_entries(view.records)))
-    return ([Button("undo", "Ask to take back my move")] if own else []) + [Button("propose", "Offer a draw")]
+    return ([Button("undo", gettext("Ask to take back my move"))] if own else []) + [
+        Button("propose", gettext("Offer a draw"))]
 
 
 @dataclass(frozen=True)

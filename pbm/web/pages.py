@@ -3,13 +3,16 @@ SGF) and the health check. The private play page is in ``play.py``."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request
 from sqlalchemy import or_, text
 from sqlmodel import select
 
+from .. import i18n
 from ..boardview import BoardView, game_record, load_players, load_records
 from ..db import probe_write, reading
 from ..games import game_names, get_game
+from ..i18n import N_
+from ..i18n import gettext as _
 from ..models import Board, Player
 from . import boardpage
 
@@ -31,17 +34,17 @@ def view_of(session, board: Board) -> BoardView:
         return latest_view(session, board)
     players, records = load_players(session, board), load_records(session, board)
     if not (move.isascii() and move.isdigit()) or len(move) > 9:
-        abort(400, f"?move= needs a move number from 0 to {board.move_count}.")
+        abort(400, _("?move= needs a move number from 0 to %(last)s.", last=board.move_count))
     number = int(move)
     if number > board.move_count:
-        abort(400, f"Board {board.id} has moves 0 to {board.move_count}.")
+        abort(400, _("Board %(board)s has moves 0 to %(last)s.", board=board.id, last=board.move_count))
     return BoardView.at(board, players, records, number)
 
 
 def board_or_404(session, board_id: int) -> Board:
     board = session.get(Board, board_id) if board_id < 2**31 else None
     if board is None:
-        abort(404, f"There is no board {board_id}.")
+        abort(404, _("There is no board %(board)s.", board=board_id))
     return board
 
 
@@ -61,7 +64,7 @@ def board_context(view: BoardView, seat: int | None = None, **page) -> dict:
         "targets": boardpage.targets(view, seat) if acting else None,
         "buttons": boardpage.buttons(view, seat),
         "history": boardpage.history(view),
-        "hint": boardpage.EXAMPLES.get(view.game.name, "a move"),
+        "hint": _(boardpage.EXAMPLES.get(view.game.name, N_("a move"))),
         "playable": view.game.playable(view.state) if hasattr(view.game, "playable") and view.is_latest
         and view.outcome is None else [],
         **page,
@@ -127,10 +130,40 @@ def board_record(board_id: int):
         board = board_or_404(session, board_id)
         game = get_game(board.game)
         if game.info.record_format != "sgf":
-            abort(404, f"Board {board_id} is {game.title}, which has no SGF record.")
-        _, mime, data = game_record(game, board, load_players(session, board), load_records(session, board))
+            abort(404, _("Board %(board)s is %(game)s, which has no SGF record.", board=board_id, game=game.title))
+        _filename, mime, data = game_record(game, board, load_players(session, board),
+                                            load_records(session, board))
     return Response(data, mimetype=mime,
                     headers={"Content-Disposition": f'attachment; filename="board-{board_id}.sgf"'})
+
+
+LANGUAGE_COOKIE = "lang"  # the language chosen with the switch on every page
+LANGUAGE_COOKIE_DAYS = 365
+
+
+def page_language() -> str:
+    """A page's language: the one chosen with the switch (cookie ``lang``), else the
+    best of Accept-Language, else English."""
+    chosen = request.cookies.get(LANGUAGE_COOKIE)
+    if chosen in i18n.LANGUAGES:
+        return chosen
+    return request.accept_languages.best_match(i18n.LANGUAGES) or i18n.DEFAULT
+
+
+@bp.get("/language/<code>")
+def switch_language(code: str):
+    """The language switch (a plain link on every page): remember ``code`` in the
+    ``lang`` cookie and go back to ``?next=`` (a path on this site)."""
+    if code not in i18n.LANGUAGES:
+        abort(404, _("There is no language %(code)s here; choose one of %(known)s.",
+                     code=code[:10], known=", ".join(i18n.LANGUAGES)))
+    back = request.args.get("next", "/")
+    if not back.startswith("/") or back.startswith("//") or "\\" in back:
+        back = "/"
+    response = redirect(back, code=303)
+    response.set_cookie(LANGUAGE_COOKIE, code, max_age=LANGUAGE_COOKIE_DAYS * 24 * 3600, secure=request.is_secure,
+                        httponly=True, samesite="Lax")
+    return response
 
 
 @bp.get("/healthz")

@@ -16,6 +16,7 @@ from sqlmodel import select
 
 from ..db import reading
 from ..games import MoveError, get_game
+from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
 from ..service import boards as service_boards
@@ -45,7 +46,7 @@ def same_origin() -> bool:
 def seat_or_404(session, token: str) -> tuple[Board, int]:
     board, seat = service_boards.by_token(session, token, lock=False)
     if board is None:
-        abort(404, "This private link is not valid.")
+        abort(404, _("This private link is not valid."))
     return board, seat
 
 
@@ -61,7 +62,8 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
     same = lambda text: "".join(text.split()).lower()  # noqa: E731
     if record is None or record.seat != seat or same(record.text) != same(move):
         return None
-    return f"Your move {record.text} was already played (move {record.number}); it was not sent twice."
+    return _("Your move %(move)s was already played (move %(number)s); it was not sent twice.", move=record.text,
+             number=record.number)
 
 
 def my_boards(session, board: Board, seat: int) -> list[dict]:
@@ -81,12 +83,12 @@ def my_boards(session, board: Board, seat: int) -> list[dict]:
         mine = b.seat_of(me)
         rows.append({"board": b, "title": get_game(b.game).title, "opponent": names[b.player_id(1 - mine)],
                      "token": b.token(mine), "current": b.id == board.id,
-                     "turn": "your turn" if b.to_move == mine else "either player may act"
-                     if b.to_move is None else f"{names[b.player_id(b.to_move)]}'s turn"})
+                     "turn": _("your turn") if b.to_move == mine else _("either player may act")
+                     if b.to_move is None else _("%(name)s's turn", name=names[b.player_id(b.to_move)])})
     for b in finished:
         mine = b.seat_of(me)
         rows.append({"board": b, "title": get_game(b.game).title, "opponent": names[b.player_id(1 - mine)],
-                     "token": b.token(mine), "current": b.id == board.id, "turn": "finished"})
+                     "token": b.token(mine), "current": b.id == board.id, "turn": _("finished")})
     return rows
 
 
@@ -108,14 +110,14 @@ def play(token: str):
     if request.method == "GET":
         return _page(token, "board.html")
     if not same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
-        abort(403, "This form was not sent from your private page; reload the page and try again.")
+        abort(403, _("This form was not sent from your private page; reload the page and try again."))
     move = request.form.get("move", "").strip()
     comment = request.form.get("comment", "").strip()
     number = request.form.get("number", "")
     number = int(number) if number.isascii() and number.isdigit() and len(number) < 10 else None
     typed = {"move": move, "comment": comment}
     if not move:
-        return _page(token, "board.html", error="Write a move in the box first.", typed=typed, status=400)
+        return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
     result = service().play_by_token(token, move, comment, number)
     if result.status == "applied":
         return redirect(url_for("play.play", token=token), code=303)
@@ -142,7 +144,7 @@ def explain(token: str):
         view = latest_view(session, board)
     move = request.args.get("move", "").strip()[:200]
     if not move:
-        return jsonify(error="Choose a point on the board, or write a move in the box.")
+        return jsonify(error=_("Choose a point on the board, or write a move in the box."))
     return jsonify(error=boardpage.explain(view, seat, move))
 
 
@@ -166,11 +168,11 @@ def orientations(token: str):
         board, seat = seat_or_404(session, token)
         view = latest_view(session, board)
     if view.game.name != "dragons":
-        abort(404, "Only Dragons boards have orientations to choose.")
+        abort(404, _("Only Dragons boards have orientations to choose."))
     choices = _orientations(view, seat, cell)
     if not choices:
         sentence = boardpage.explain(view, seat, f"{cell}:F0") if cell else None
         return render_template("_orientations.html", choices=[], cell=cell, csrf=csrf_token(token), token=token,
-                               view=view, error=sentence or f"No orientation fits {cell} now."), 422
+                               view=view, error=sentence or _("No orientation fits %(cell)s now.", cell=cell)), 422
     return render_template("_orientations.html", choices=choices, cell=cell, csrf=csrf_token(token),
                            token=token, view=view, error=None)

@@ -24,6 +24,8 @@ from limits.strategies import MovingWindowRateLimiter
 
 from ..db import reading
 from ..games import REGISTRY, get_game
+from ..i18n import N_
+from ..i18n import gettext as _
 from ..service import rooms
 from ..service.errors import PlayerError
 from .pages import service
@@ -40,6 +42,14 @@ PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|
                         r"telegram|skype|embedly|linkedin|mastodon|vkshare", re.IGNORECASE)
 
 
+# The names of the options fixed in games started here, as the /new page shows them.
+OPTION_WORDS = {"komi": N_("Komi")}
+
+
+def capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _games() -> list:
     """The games, Go first (the seed's game), then as registered."""
     return sorted(REGISTRY.values(), key=lambda g: g.name != "go")
@@ -49,8 +59,9 @@ def _form_page(game_name: str, typed: dict, error: str | None = None, status: in
     game = get_game(game_name)
     settings = service().settings
     options = [{"spec": spec, "value": typed.get(spec.name, "" if spec.default is None else str(spec.default)),
-                "label": spec.help[0].upper() + spec.help[1:]} for spec in rooms.options_offered(game.name)]
+                "label": capitalized(_(spec.help))} for spec in rooms.options_offered(game.name)]
     return render_template("new.html", games=_games(), game=game, options=options, typed=typed, error=error,
+                           side_names=[_(side) for side in game.sides], option_words=OPTION_WORDS,
                            refusal=rooms.computer_refusal(game.name, settings), fixed=rooms.FIXED_OPTIONS.get(
                                game.name, {}), expire_days=int(rooms.EXPIRE_DAYS)), status
 
@@ -60,14 +71,15 @@ def new_form():
     name = request.args.get("game", "go").strip().lower()
     if name not in REGISTRY:
         titles = ", ".join(g.title for g in _games())
-        abort(404, f"There is no game called {name[:40]!r} here; choose one of {titles}.")
+        abort(404, _("There is no game called %(name)r here; choose one of %(games)s.", name=name[:40],
+                     games=titles))
     return _form_page(name, {})
 
 
 @bp.post("/new")
 def new_game():
     if not same_origin():
-        abort(403, "This form was not sent from this site's new game page; open /new and try again.")
+        abort(403, _("This form was not sent from this site's new game page; open /new and try again."))
     _count_new_game()
     form = request.form
     typed = {key: value[:200] for key, value in form.items()}
@@ -75,8 +87,8 @@ def new_game():
     options = {key: value for key, value in form.items() if key not in FIELDS}
     shown = name if name in REGISTRY else "go"
     if any(not OPTION_FIELD.fullmatch(key) for key in options):
-        return _form_page(shown, typed, "The form holds a field that is none of the game's options; "
-                                        "start again from this page.", 400)
+        return _form_page(shown, typed, _("The form holds a field that is none of the game's options; "
+                                          "start again from this page."), 400)
     try:
         started = rooms.start(service().engine, service().settings, game=name, mode=form.get("mode", ""),
                               options=options, side=form.get("side"), name=form.get("name"),
@@ -96,8 +108,8 @@ def _count_new_game() -> None:
     settings = service().settings
     window = current_app.extensions.setdefault("pbm_new_games", MovingWindowRateLimiter(MemoryStorage()))
     if not window.hit(RateLimitItemPerHour(settings.new_games_per_hour), "new", request.remote_addr or "?"):
-        abort(429, f"This address has started {settings.new_games_per_hour} games in the last hour, the most "
-                   "allowed; finish or resume one of them, or try again later.")
+        abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
+                     "resume one of them, or try again later.", count=settings.new_games_per_hour))
 
 
 def _keep(response, invite: str, key: str) -> None:
@@ -112,7 +124,7 @@ def join(invite: str):
     joined = rooms.join(service().engine, service().settings, invite, request.cookies.get(COOKIE),
                         claim=not previewer)
     if joined.outcome == "unknown":
-        abort(404, "This invitation is not valid; ask your friend for the link again.")
+        abort(404, _("This invitation is not valid; ask your friend for the link again."))
     if joined.outcome == "seat":
         response = redirect(url_for("play.play", token=joined.token), code=303)
         if joined.key:

@@ -6,6 +6,7 @@ from flask import Blueprint, abort, current_app, render_template
 
 from ..db import reading
 from ..games import REGISTRY, get_game
+from ..i18n import gettext as _
 from ..service import ratings
 
 bp = Blueprint("standings", __name__)
@@ -20,7 +21,8 @@ def game_title(name: str) -> str:
 @bp.get("/standings/<name>")
 def standings(name: str):
     if name not in REGISTRY:
-        abort(404, f"There is no game called {name[:40]!r}; the games are {', '.join(sorted(REGISTRY))}.")
+        abort(404, _("There is no game called %(name)r; the games are %(games)s.", name=name[:40],
+                     games=", ".join(sorted(REGISTRY))))
     with reading(current_app.extensions["pbm"].engine) as session:
         rows, total = ratings.standings(session, name)
     return render_template("standings.html", game=get_game(name), rows=rows, total=total,

@@ -6,6 +6,13 @@
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
+  /* The page's sentences for the scripts, in its language: the body's data-texts
+     (JSON; no inline script under the CSP); %(name)s is filled from params. */
+  var TEXTS = JSON.parse(document.body.getAttribute("data-texts"));
+  function sentence(key, params) {
+    return TEXTS[key].replace(/%\((\w+)\)s/g, function (all, name) { return String(params[name]); });
+  }
+  window.pbmText = sentence;  // for rooms.js
   var live = document.getElementById("live");
   if (!live) { return; }
 
@@ -62,16 +69,16 @@
     var text = "", move = null;
     if (targets.mode === "point" && selected) {
       move = targets.moves[selected];
-      text = selected + " selected: tap it again or press Play.";
+      text = sentence("selected", { point: selected });
     } else if (targets.mode === "path" && chain.length) {
       move = chainIsMove() ? chain.join("-") : null;
-      text = chain.join("-") + (move ? ": play it, or go on leaping." : ": now choose where it goes.");
+      text = sentence(move ? "chain_move" : "chain_on", { chain: chain.join("-") });
     }
     bar.hidden = !text;
     one("[data-selection-text]", bar).textContent = text;
     var play = one('[data-action="play"]', bar);
     play.hidden = !move;
-    play.textContent = move ? "Play " + move : "Play";
+    play.textContent = move ? sentence("play_move", { move: move }) : sentence("play");
   }
 
   function clearSelection() {
@@ -116,7 +123,7 @@
     fetch(frame.getAttribute("data-explain") + "?move=" + encodeURIComponent(move), { cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (answer) { say(answer.error || ""); })
-      .catch(function () { say("The server did not answer; try again."); });
+      .catch(function () { say(sentence("no_answer")); });
   }
 
   function orientations(cell) {
@@ -128,7 +135,7 @@
         var first = one("button", box);
         if (first) { first.focus({ preventScroll: false }); }
       })
-      .catch(function () { say("The server did not answer; try again."); });
+      .catch(function () { say(sentence("no_answer")); });
   }
 
   /* ---- sending: always through a form of the page ---------------------------- */
@@ -149,7 +156,7 @@
     cursorName = hookName(hook);
     paint();
     hook.scrollIntoView({ block: "nearest", inline: "nearest" });
-    announcer.textContent = cursorName + (isTarget(cursorName) ? "" : ", not playable now");
+    announcer.textContent = isTarget(cursorName) ? cursorName : sentence("not_playable", { point: cursorName });
   }
   function home() {
     var points = hooks.map(centre), best = null, bestDistance = Infinity;
@@ -225,7 +232,7 @@
       var action = target.getAttribute("data-action");
       if (action === "resign" && !target.hasAttribute("data-armed")) {
         target.setAttribute("data-armed", "");
-        target.textContent = "Really resign? Click again";
+        target.textContent = sentence("really_resign");
         return;
       }
       if (one("[data-move-form]", live)) { send(action); } else { target.form.requestSubmit(target); }
@@ -248,7 +255,8 @@
   });
   live.addEventListener("input", function (event) {
     if (event.target.matches("[data-history-slider]")) {
-      one("[data-history-output]", live).textContent = event.target.value + " of " + event.target.max;
+      one("[data-history-output]", live).textContent = sentence("move_of", { at: event.target.value,
+                                                                                   last: event.target.max });
     }
   });
   live.addEventListener("change", function (event) {

@@ -4,7 +4,8 @@
    way to play chosen. Every page works without this script. */
 (function () {
   "use strict";
-  var LISTS = { "same-device": "On this device", computer: "Against the computer", friend: "With a friend" };
+  var text = window.pbmText;  // from play.js: the page's sentences, in its language
+  var LISTS = { "same-device": text("list_same_device"), computer: text("list_computer"), friend: text("list_friend") };
   var KEEP = 20;  // games remembered per list, the latest first
 
   function load(mode) {
@@ -36,10 +37,10 @@
     var link = document.querySelector("[data-invite]"), told = document.querySelector("[data-copied]");
     button.hidden = false;
     button.addEventListener("click", function () {
-      function done() { told.textContent = "Copied."; }
+      function done() { told.textContent = text("copied"); }
       function byHand() {
         window.getSelection().selectAllChildren(link);
-        told.textContent = document.execCommand("copy") ? "Copied." : "Press Ctrl+C (or Cmd+C) to copy the selected link.";
+        told.textContent = text(document.execCommand("copy") ? "copied" : "copy_by_hand");
       }
       if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(link.href).then(done, byHand); }
       else { byHand(); }
@@ -57,9 +58,11 @@
       var ul = element("ul", "", { "data-saved": mode });
       entries.forEach(function (e) {
         var li = element("li");
-        li.appendChild(element("a", e.title + ", board " + e.board, { href: e.href, "data-saved-game": e.room }));
+        li.appendChild(element("a", text("saved_board", { title: e.title, board: e.board }),
+                               { href: e.href, "data-saved-game": e.room }));
         li.appendChild(document.createTextNode(" " + e.players + (e.status ? ": " + e.status : "") + " "));
-        var forget = element("button", "Forget", { type: "button", "aria-label": "Forget board " + e.board });
+        var forget = element("button", text("forget"), { type: "button",
+                                                          "aria-label": text("forget_board", { board: e.board }) });
         forget.addEventListener("click", function () {
           store(mode, load(mode).filter(function (other) { return other.room !== e.room; }));
           listSaved(section);
