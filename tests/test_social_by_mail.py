@@ -45,7 +45,12 @@ def test_a_watcher_gets_every_board_mail_without_what_is_the_players_own(players
     assert watched["Subject"] == "Great Kingdom Board 101 bob"
     assert watched["Reply-To"] is None  # no reply tag: nothing to play with
     assert "/play/" not in body(watched)  # no private link
-    assert "my secret plan" not in body(watched)  # the mover's comment is for the players
+    # The comment reaches the watchers too, and every copy says who reads it.
+    assert "alice says (to the two players and the board's watcher):" in body(watched)
+    assert "my secret plan" in body(watched)
+    to_bob = body(next(m for m in mails if to(m) == BOB))
+    assert "alice says (to the two players and the board's watcher):" in to_bob
+    assert "(The board's watcher reads your comments too.)" in to_bob
     assert "1. alice        D4" in body(watched)
     assert "You watch this board; to stop: greatkingdom unsubscribe 101 carol <password>" in text(watched)
     # The watchers are counted on show and on the web page.

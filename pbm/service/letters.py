@@ -168,9 +168,12 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
     status, recent moves, diagram, moves the server played (``forced``), the
     mover's comment, the player's private link; the game record and how each
     rating moved when it is over. A mail to both seats goes to the board's watchers
-    too, without what is the players' own (the private link, the reply tag, the
-    mover's comment)."""
+    too, with the mover's comment but without what is the players' own (the private
+    link, the reply tag); every copy says who reads the comments."""
     view = BoardView.current(board, players, load_records(unit.session, board))
+    watching = watchers(unit.session, board) if tuple(seats) == (0, 1) else []  # a reminder is the player's own
+    said = {"comment": comment if mover is not None else "", "mover": view.name(mover) if mover is not None else "",
+            "watcher_count": len(watching)}
     record = []
     if board.status == "finished" and view.game.info.record_format:
         record = [game_record(view.game, board, players, view.records)]
@@ -181,14 +184,11 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              attachments=record, language=player.language, view=view, tail=subject_tail(view), seat=seat,
              player=player,
              occasion="invited" if player.id in invited else occasion,
-             comment=comment if mover is not None else "", mover=view.name(mover) if mover is not None else "",
-             forced=forced, rated=rated, notes=notes, **footer(board, seat), **context)
-    if tuple(seats) != (0, 1):  # a reminder is the player's own
-        return
-    for watcher in watchers(unit.session, board):
-        send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, view=view,
-             tail=subject_tail(view), seat=None, player=watcher, occasion=occasion, comment="", mover="",
-             forced=forced, rated=rated, notes=notes, **footer(board, None), **context)
+             forced=forced, rated=rated, notes=notes, **said, **footer(board, seat), **context)
+    for watcher in watching:
+        send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, language=watcher.language,
+             view=view, tail=subject_tail(view), seat=None, player=watcher, occasion=occasion,
+             forced=forced, rated=rated, notes=notes, **said, **footer(board, None), **context)
 
 
 def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | None, game: Game | None) -> None:
