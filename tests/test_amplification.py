@@ -25,8 +25,20 @@ def test_one_mail_invites_one_stranger(players, outbox):
     players.send(ALICE, "multiple", lines)
     invited = [m for m in outbox.all() if m["To"].addresses[0].addr_spec.startswith("stranger")]
     assert len(invited) == 1
-    # mails of one second arrive in any order: the refusals are among alice's mails
-    assert sum("One mail may invite one new player" in body(m) for m in outbox.to(ALICE)) == 4
+    # the four refusals come in one mail (mails of one second arrive in any order)
+    refusals, = (body(m) for m in outbox.to(ALICE) if "One mail may invite one new player" in body(m))
+    assert refusals.count("One mail may invite one new player") == 4
+    assert "4 commands of your mail were refused:" in refusals
+    assert "greatkingdom challenge alice stranger3@elsewhere.test" in refusals
+
+
+def test_a_forged_multiple_mail_causes_one_error_mail(players, outbox):
+    """Whoever forged the victim's address, however many refused lines: one mail."""
+    lines = "\n".join(f"greatkingdom move 101 alice guess{n} D4" for n in range(20))
+    assert players.send(VICTIM, "multiple", lines).status == "rejected"
+    answers = outbox.to(VICTIM)
+    assert len(answers) == 1 and answers[0]["Subject"] == "pbm error"
+    assert "20 commands of your mail were refused:" in body(answers[0])
 
 
 def test_one_mail_starts_a_few_boards(players, outbox):

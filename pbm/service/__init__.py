@@ -80,7 +80,6 @@ class Service:
                 log.info("ignored automatic mail %s from %s (%s)", mail.message_id, mail.sender, mail.automatic)
                 record.status, record.error = Status.IGNORED.value, mail.automatic
                 return Result(Status.IGNORED)
-            request.errors.clear()  # a retried unit answers afresh
             inbound.answer(unit, request)
             status = Status.REJECTED if request.errors else Status.APPLIED
             board_id = unit.board.id if unit.board is not None else _last_board(unit)

@@ -35,6 +35,7 @@ class Request:
     lines: list[tuple[str, str]] = field(default_factory=list)  # (command line, comment)
     refusal: PlayerError | None = None
     errors: list[str] = field(default_factory=list)  # filled while answering
+    refused: list[tuple] = field(default_factory=list)  # (line, error, board, game), answered at the end
 
     @property
     def credentials(self) -> set[tuple[str, str]]:
@@ -84,10 +85,22 @@ def read(mail: InboundMail, settings: Settings) -> Request:
 
 
 def answer(unit: Unit, request: Request) -> None:
-    """Run every line of the request, each on its own savepoint."""
+    """Run every line of the request, each on its own savepoint; then one error mail
+    for all the lines refused (a forged mail causes at most one)."""
+    request.errors.clear()
+    request.refused.clear()  # a retried unit answers afresh
     if request.refusal is not None:
         _refuse(unit, request, request.refusal, None)
-        return
+    else:
+        _answer_lines(unit, request)
+    if len(request.refused) == 1:
+        _, error, board, game = request.refused[0]
+        letters.error_mail(unit, error, getattr(error, "usage", None), board, game)
+    elif request.refused:
+        letters.errors_mail(unit, request.refused)
+
+
+def _answer_lines(unit: Unit, request: Request) -> None:
     for line, comment in request.lines:
         if request.tag is not None:
             _guarded(unit, request, line, lambda: _reply(unit, request.tag, line, comment))
@@ -186,7 +199,7 @@ def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
 def _refuse(unit: Unit, request: Request, error: Exception, line: str | None) -> None:
     request.errors.append(str(error))
     game = get_game(unit.board.game) if unit.board is not None else _game_of_line(line)
-    letters.error_mail(unit, error, getattr(error, "usage", None), unit.board, game)
+    request.refused.append((line, error, unit.board, game))
 
 
 def _game_of_line(line: str | None):

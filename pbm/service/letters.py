@@ -191,6 +191,18 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              forced=forced, rated=rated, notes=notes, **said, **footer(board, None), **context)
 
 
+def errors_mail(unit: Unit, refused: list[tuple]) -> None:
+    """One mail for the several refused lines of one mail (``multiple``): each line
+    with its sentence and what to send instead, in the sender's language."""
+    boards = {board.id for _, _, board, _ in refused if board is not None}
+    board = next(b for _, _, b, _ in refused if b is not None) if len(boards) == 1 else None
+    send(unit, unit.mail.sender, "errors", board=board,
+         board_title=REGISTRY[board.game].title if board is not None else None,
+         refused=[{"line": line or "", "error": error, "usage": getattr(error, "usage", None)}
+                  for line, error, _, _ in refused],
+         original=f"Subject: {unit.mail.subject}\n\n{unit.mail.body}")
+
+
 def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | None, game: Game | None) -> None:
     """One error mail to the sender of the mail being answered; ``str(error)`` is its
     sentence, turned into text in the sender's language (see ``pbm.i18n.LazyText``).
