@@ -153,21 +153,24 @@ _checkpoints: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
 _checkpoints_lock = threading.Lock()
 
 
-def move_consequences(game: Game, options: dict, log: Sequence[LogEntry]) -> list[Consequences | None]:
-    """What each log entry did besides itself when it was played (captures, automatic
-    moves), taken back since or not; None for an entry that is not a move. The log is
-    replayed in order: an ``undo N`` entry returns to the position before entry N."""
-    after = [game.initial_state(options)]  # after[n]: the position after entry n
-    done: list[Consequences | None] = []
-    for entry in log:
-        state, did = after[-1], None
+def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first: int = 0
+                      ) -> list[Consequences | None]:
+    """What each log entry from index ``first`` on did besides itself when it was
+    played (captures, automatic moves), taken back since or not; None for an entry
+    that is not a move (and for the entries before ``first``, not worked out). The
+    position before ``first`` comes from ``replay`` (a remembered position and a few
+    moves, not the whole game); an ``undo`` entry returns to its own replay."""
+    done: list[Consequences | None] = [None] * first
+    state = replay(game, options, log[:first])[0]
+    for index in range(first, len(log)):
+        entry = log[index]
         if entry.kind in MOVES:
-            state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
-            did = game.consequences(after[-1], state)
-        elif entry.kind == "undo":
-            state = after[undo_target(entry.text) - 1]
-        after.append(state)
-        done.append(did)
+            before, state = state, game.apply(state, entry.seat, game.parse_move(entry.text, state))
+            done.append(game.consequences(before, state))
+        else:
+            if entry.kind == "undo":
+                state = replay(game, options, log[:index + 1])[0]
+            done.append(None)
     return done
 
 
@@ -262,6 +265,8 @@ class BoardView:
     outcome: Outcome | None
     at_move: int  # number of log entries applied
     _texts: dict = field(default_factory=dict, repr=False, compare=False)  # (recent, legal) -> text()
+    _did: list = field(default_factory=list, repr=False, compare=False)  # see ``did``
+    _did_from: int = field(default=1 << 30, repr=False, compare=False)  # the first entry ``_did`` covers
 
     @classmethod
     def current(cls, board: Board, players, records) -> "BoardView":
@@ -310,10 +315,15 @@ class BoardView:
             return gettext("Either player may act now.")
         return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat), side=side_name(self.game, seat))
 
-    @cached_property
-    def consequences(self) -> list[Consequences | None]:
-        """What each of ``records`` did besides itself (see ``move_consequences``)."""
-        return move_consequences(self.game, self.board.options, log_entries(self.records))
+    def did(self, record) -> Consequences | None:
+        """What the log entry ``record`` (one of ``records``) did besides itself. Worked
+        out from the earliest entry asked about on (a mail lists only the last moves,
+        so a long game costs what a short one does), and kept for this view."""
+        index = record.number - 1
+        if index < self._did_from:
+            self._did = move_consequences(self.game, self.board.options, log_entries(self.records), index)
+            self._did_from = index
+        return self._did[index]
 
     @cached_property
     def taken_back_numbers(self) -> set[int]:
@@ -331,7 +341,7 @@ class BoardView:
         elif r.kind == "draw":
             text = "draw agreed" if r.seat is not None else "draw (the offer was open at expiry)"
         elif r.kind in MOVES:
-            done = self.consequences[r.number - 1]
+            done = self.did(r)
             text = (r.text + {"auto": " (forced)", "queued": " (queued)"}.get(r.kind, "")
                     + (f" (captures {done.captures})" if done.captures else ""))
         else:
@@ -340,7 +350,7 @@ class BoardView:
 
     def auto_moves(self, record: MoveRecord) -> tuple[str, ...]:
         """The moves the rules made on their own after this entry (Dragons' automatic tiles)."""
-        done = self.consequences[record.number - 1]
+        done = self.did(record)
         return done.auto if done else ()
 
     def move_entry(self, record: MoveRecord) -> list[str]:
@@ -408,7 +418,7 @@ class BoardView:
             "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,
                        "kind": r.kind, "move": r.text, "commented": bool(r.comment),
                        "captures": done.captures if done else 0, "auto": list(done.auto) if done else [],
-                       "at": r.created_at.isoformat()} for r, done in zip(self.records, self.consequences)],
+                       "at": r.created_at.isoformat()} for r in self.records for done in [self.did(r)]],
             "to_move": self.name(self.to_move()) if self.to_move() is not None else None,
             "outcome": self.outcome.to_json() if self.outcome else None,
             "request": self.pending_line(),

@@ -455,3 +455,21 @@ def test_processes_starting_together_share_one_web_secret(tmp_path):
         keys = set(pool.map(lambda _: _secret_key(settings), range(32)))
     assert len(keys) == 1 and len(keys.pop()) == 64
     assert sorted(p.name for p in (tmp_path / "instance").iterdir()) == ["secret_key"]
+
+
+def test_a_long_games_page_lists_its_last_moves_and_all_on_request(client, server, game, monkeypatch):
+    from pbm.web import boardpage
+
+    monkeypatch.setattr(boardpage, "PAGE_MOVES", 2)  # small enough to reach in a few moves
+    for seat, move in ((1, "F6"), (0, "C3"), (1, "G7")):
+        assert server.play_by_token(token(server, seat), move).status == "applied"
+    page = client.get("/games/101").get_data(as_text=True)
+    assert re.findall(r'<a href="\?move=(\d+)">', page) == ["3", "4"]
+    assert '<ol class="moves" start="3">' in page
+    assert "The last 2 moves of 4:" in page and '<a href="?moves=all">list them all</a>' in page
+    everything = client.get("/games/101?moves=all").get_data(as_text=True)
+    assert re.findall(r'<a href="\?move=(\d+)">', everything) == ["1", "2", "3", "4"]
+    assert "list them all" not in everything
+    earlier = client.get("/games/101?move=3").get_data(as_text=True)  # a past position lists up to it
+    assert re.findall(r'<a href="\?move=(\d+)">', earlier) == ["2", "3"]
+    assert '<a href="?move=3&amp;moves=all">list them all</a>' in earlier

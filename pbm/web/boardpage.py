@@ -176,6 +176,14 @@ def request_buttons(view: BoardView, seat: int) -> list[Button]:
         Button("propose", gettext("Offer a draw"))]
 
 
+PAGE_MOVES = 50  # moves a board page lists unless asked for all (a long game's page stays quick)
+
+
+def listed_moves(view: BoardView, everything: bool = False) -> list:
+    """The log entries a page lists: the last PAGE_MOVES of the position shown, or all."""
+    return list(view.records) if everything else list(view.records[-PAGE_MOVES:])
+
+
 @dataclass(frozen=True)
 class History:
     """Links to the first, previous, next and last positions (None where there is none)."""

@@ -64,6 +64,7 @@ def board_context(view: BoardView, seat: int | None = None, **page) -> dict:
         "targets": boardpage.targets(view, seat) if acting else None,
         "buttons": boardpage.buttons(view, seat),
         "history": boardpage.history(view),
+        "listed": boardpage.listed_moves(view, everything=request.args.get("moves") == "all"),
         "hint": _(boardpage.EXAMPLES.get(view.game.name, N_("a move"))),
         "playable": view.game.playable(view.state) if hasattr(view.game, "playable") and view.is_latest
         and view.outcome is None else [],
