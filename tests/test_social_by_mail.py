@@ -329,3 +329,26 @@ def test_all_show_lists_the_boards_of_every_game(players, outbox):
     assert "  101  greatkingdom" in listing and "  102  go" in listing and "  103" not in listing
     players.send(BOB, "all show alice")
     assert "  103  dragons" in body(outbox.new()[-1])
+
+
+def test_the_pages_show_chats_to_the_players_and_who_is_away(server, players, outbox, client):
+    from html import unescape
+
+    from pbm.models import Vacation
+
+    sign_up(players, "carol")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    players.send(CAROL, "greatkingdom subscribe 101 carol carolpw")
+    players.send(CAROL, "greatkingdom chat 101 carol carolpw", "Nice opening!\n")
+    assert players.send(BOB, "vacation bob bobpw 10").status == "applied"
+    with reading(server.engine) as session:
+        until = session.exec(select(Vacation.until)).one().strftime("%Y-%m-%d")
+    play = unescape(client.get(f"/play/{board(server).token0}").get_data(as_text=True))
+    assert "<strong>carol</strong> (after move 1): Nice opening!" in play
+    public = unescape(client.get("/games/101").get_data(as_text=True))
+    assert 'data-chats="1">1 chat, for the players and the watchers.' in public and "Nice opening" not in public
+    for page in (play, public):
+        assert f"bob is on vacation until {until}: no reminders and no expiry until then." in page
+    assert players.send(BOB, "vacation bob bobpw off").status == "applied"
+    assert "on vacation" not in client.get("/games/101").get_data(as_text=True)

@@ -18,7 +18,9 @@ from ..boardview import MOVES, OWN_MOVES, BoardView, game_sentence, in_force, lo
 from ..games import MoveError
 from ..games.base import point_name
 from ..i18n import N_, gettext
-from ..models import Board
+from sqlmodel import select
+
+from ..models import Board, Chat, Player, Vacation, utcnow
 from ..render import board_svg
 from ..service.computer import USERID as COMPUTER
 from ..service.letters import watchers
@@ -209,3 +211,18 @@ def history(view: BoardView) -> History:
 def watched_by(session, board: Board) -> int:
     """How many players watch the board (``subscribe``): the page shows the number only."""
     return len(watchers(session, board))
+
+
+def away_and_chats(session, board: Board, seat: int | None) -> dict:
+    """Which of the board's players is on vacation (and until when), and the board's
+    chats: their words on a player's page, only how many on the public page (as
+    ``history`` does)."""
+    away = session.exec(select(Player, Vacation.until).join(Vacation, Vacation.player_id == Player.id).where(
+        Player.id.in_((board.seat0_id, board.seat1_id)), Vacation.ended_at.is_(None), Vacation.until > utcnow())).all()
+    chats = session.exec(select(Chat, Player).join(Player, Player.id == Chat.player_id)
+                         .where(Chat.board_id == board.id).order_by(Chat.id)).all()
+    return {"away": [(player.display_name or player.userid, until) for player, until in away],
+            "chats": [(player.display_name or player.userid, chat.after_move, chat.text) for chat, player in chats]
+            if seat is not None else [],
+            "chat_count": len(chats)}
+

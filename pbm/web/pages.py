@@ -55,6 +55,7 @@ def board_context(view: BoardView, seat: int | None = None, **page) -> dict:
     picture = boardpage.picture(view, interactive=acting)
     return {
         "token": None, "csrf": None, "error": None, "notice": None, "typed": {}, "my_boards": [],
+        "away": [], "chats": [], "chat_count": 0,
         "choices": [], "cell": "", "next_token": None,
         "view": view,
         "seat": seat,
@@ -100,7 +101,8 @@ def board_page(board_id: int):
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
         watched = boardpage.watched_by(session, view.board)
-    return render_template("board.html", **board_context(view, watchers=watched))
+        notes = boardpage.away_and_chats(session, view.board, None)
+    return render_template("board.html", **board_context(view, watchers=watched, **notes))
 
 
 @bp.get("/games/<int:board_id>/live")
