@@ -336,17 +336,17 @@ class BoardView:
         r = record
         if r.kind == "undo":
             first = undo_target(r.text)
-            span = f"move {first}" if first == r.number - 1 else f"moves {first}-{r.number - 1}"
-            text = f"undo accepted ({span} taken back)"
+            text = gettext("undo accepted (move %(first)s taken back)", first=first) if first == r.number - 1 \
+                else gettext("undo accepted (moves %(first)s-%(last)s taken back)", first=first, last=r.number - 1)
         elif r.kind == "draw":
-            text = "draw agreed" if r.seat is not None else "draw (the offer was open at expiry)"
+            text = gettext("draw agreed") if r.seat is not None else gettext("draw (the offer was open at expiry)")
         elif r.kind in MOVES:
             done = self.did(r)
-            text = (r.text + {"auto": " (forced)", "queued": " (queued)"}.get(r.kind, "")
-                    + (f" (captures {done.captures})" if done.captures else ""))
+            text = (r.text + {"auto": " " + gettext("(forced)"), "queued": " " + gettext("(queued)")}.get(r.kind, "")
+                    + (" " + gettext("(captures %(count)s)", count=done.captures) if done.captures else ""))
         else:
             text = r.kind
-        return text + (" (taken back)" if r.number in self.taken_back_numbers else "")
+        return text + (" " + gettext("(taken back)") if r.number in self.taken_back_numbers else "")
 
     def auto_moves(self, record: MoveRecord) -> tuple[str, ...]:
         """The moves the rules made on their own after this entry (Dragons' automatic tiles)."""
