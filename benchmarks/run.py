@@ -135,30 +135,41 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def upgraded_environment(database_url: str, tmp: str) -> dict:
+    """The environment of a benchmarked server on ``database_url`` (instance and
+    Maildir under ``tmp``), after ``pbm db upgrade`` has made its tables."""
+    env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": tmp,
+           "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test", "PBM_LOG_LEVEL": "WARNING"}
+    subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True, capture_output=True)
+    return env
+
+
+def serve_and_play(command: list[str], env: dict, port: int, maildir: str, args, password: bool = False,
+                   cwd=None) -> tuple[list[float], float]:
+    """Start the server ``command`` (listening on ``port``), wait until it answers
+    ``/healthz``, play the games against it, stop it: (latencies, seconds)."""
+    server = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.05)
+        return play_games(base, maildir, args.clients, args.games, args.size, args.seed, password)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 def bench_backend(name: str, database_url: str, args, password: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": tmp,
-               "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test",
-               "PBM_LOG_LEVEL": "WARNING"}
-        subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True,
-                       capture_output=True)
+        env = upgraded_environment(database_url, tmp)
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port),
-                                   "--threads", str(max(8, args.clients * 2))], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(200):
-                try:
-                    urllib.request.urlopen(base + "/healthz", timeout=1).read()
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            latencies, seconds = play_games(base, f"{tmp}/outbox", args.clients, args.games, args.size,
-                                            args.seed, password)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        latencies, seconds = serve_and_play(
+            [sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--threads",
+             str(max(8, args.clients * 2))], env, port, f"{tmp}/outbox", args, password)
     moves = len(latencies)
     label = f"{name}{' +password' if password else ''}"
     print(f"{label:<20} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "

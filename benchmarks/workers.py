@@ -13,14 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
-from run import POSTGRES_ADMIN, free_port, percentile, play_games, postgres_database
+from run import POSTGRES_ADMIN, free_port, percentile, postgres_database, serve_and_play, upgraded_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,28 +31,11 @@ def bench_workers(workers: int, args) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             port = free_port()
-            env = {**os.environ, "PBM_DATABASE_URL": url, "PBM_INSTANCE_PATH": tmp,
-                   "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test",
-                   "PBM_LOG_LEVEL": "WARNING"}
-            subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True,
-                           capture_output=True)
-            server = subprocess.Popen(
+            env = upgraded_environment(url, tmp)
+            latencies, seconds = serve_and_play(
                 [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
                  "--workers", str(workers), "--log-level", "warning", "--access-logfile", "/dev/null",
-                 "pbm:create_app()"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            base = f"http://127.0.0.1:{port}"
-            try:
-                for _ in range(600):
-                    try:
-                        urllib.request.urlopen(base + "/healthz", timeout=1).read()
-                        break
-                    except OSError:
-                        time.sleep(0.05)
-                latencies, seconds = play_games(base, f"{tmp}/outbox", args.clients, args.games, args.size,
-                                                args.seed)
-            finally:
-                server.terminate()
-                server.wait(timeout=60)
+                 "pbm:create_app()"], env, port, f"{tmp}/outbox", args, cwd=ROOT)
     finally:
         drop()
     moves = len(latencies)

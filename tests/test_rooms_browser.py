@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from .browser import HAVE_CHROMIUM, new_browser, start_server, stop_server
-from .browser.driving import (LEFT, by_css, click, follow, left_document, open_page, shown_move, status, waiter,
-                              wait_for_move)
+from .browser.driving import (by_css, click, follow, left_document, open_page, shown_move, status, waiter,
+                              wait_for_move, wait_shown)
 from .browser.fixtures import browsers, desktop, second, site  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
@@ -155,17 +155,7 @@ def gated(tmp_path_factory):
 def wait_past(driver, number: int, timeout: float = 20) -> None:
     """Wait until the page shows more than ``number`` moves (the computer may have
     answered before the page came back)."""
-    from selenium.common.exceptions import WebDriverException
-
-    def past(d) -> bool:
-        try:
-            return shown_move(d) > number
-        except WebDriverException as error:  # the page is being replaced
-            if LEFT not in str(error):
-                raise
-            return False
-
-    waiter(driver, timeout).until(past, f"the board to show more than {number} moves")
+    wait_shown(driver, lambda shown: shown > number, f"the board to show more than {number} moves", timeout)
 
 
 def test_go_against_gnu_go_to_its_end_with_its_answers_arriving_by_themselves(gated, desktop):

@@ -23,19 +23,15 @@ from .go_help import HELP, HELP_DE
 from .base import (
     Consequences,
     Declared,
-    flood,
     GameInfo,
     GameText,
-    grid_neighbours as neighbours,
     IllegalMoveError,
     InvalidMoveError,
     OptionSpec,
     Outcome,
-    parse_point,
-    point_name,
     register,
-    square_diagram,
 )
+from .grid import flood, grid_neighbours as neighbours, parse_point, point_name, square_diagram
 
 EMPTY, BLACK, WHITE = 0, 1, 2
 SIZES = (9, 13, 19)

@@ -13,19 +13,15 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
-    flood,
     GameInfo,
     GameText,
-    grid_neighbours,
     IllegalMoveError,
     OptionSpec,
     Outcome,
-    parse_point_or_pass,
-    point_name,
     register,
-    square_diagram,
     TurnBased,
 )
+from .grid import flood, grid_neighbours, parse_point_or_pass, point_name, square_diagram
 
 EMPTY, BLUE, ORANGE, NEUTRAL = 0, 1, 2, 3
 CASTLES_EACH = 40

@@ -15,18 +15,15 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import (
-    flood,
     GameInfo,
     GameText,
     IllegalMoveError,
     OptionSpec,
     Outcome,
-    parse_point_or_pass,
-    point_name,
     register,
-    square_diagram,
     TurnBased,
 )
+from .grid import flood, parse_point_or_pass, point_name, square_diagram
 
 EMPTY, WHITE, BLACK = 0, 1, 2
 PASS = "pass"

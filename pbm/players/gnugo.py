@@ -26,7 +26,8 @@ import signal
 import subprocess
 from collections.abc import Sequence
 
-from pbm.games.base import MoveError, point_name
+from pbm.games.base import MoveError
+from pbm.games.grid import point_name
 from pbm.games.go import EMPTY, GO, PASS, PLAY, SCORING, GoState, group_and_liberties
 
 DEFAULT_PATH = "/usr/games/gnugo"

@@ -8,7 +8,7 @@ bottom, as in the mails' diagrams.
 
 from __future__ import annotations
 
-from pbm.games.base import COLUMN_LETTERS, point_name
+from pbm.games.grid import COLUMN_LETTERS, point_name
 
 from .svg import INK, caption, el, label
 

@@ -17,7 +17,8 @@ from sqlalchemy import or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import OWN_MOVES, BoardView, ending, lazy_sentence, load_players, replay, log_entries, load_records
+from ..boardview import BoardView, lazy_sentence, load_players, load_records
+from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game

@@ -20,7 +20,7 @@ from sqlmodel import select
 
 from ..config import Settings
 from ..db import reading
-from ..boardview import MOVES
+from ..movelog import MOVES
 from ..games import get_game
 from ..i18n import lazy_gettext
 from ..models import Board, MoveRecord, Player

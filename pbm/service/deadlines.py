@@ -15,7 +15,8 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from ..boardview import OWN_MOVES, load_players
+from ..boardview import load_players
+from ..movelog import OWN_MOVES
 from ..config import Settings
 from ..db import reading
 from ..models import Board, MoveRecord, Vacation, utcnow

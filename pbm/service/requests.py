@@ -16,8 +16,8 @@
 
 from __future__ import annotations
 
-from ..boardview import OWN_MOVES, BoardView, LogEntry, ending, in_force, load_players, load_records, \
-    log_entries, replay
+from ..boardview import BoardView, load_players, load_records
+from ..movelog import OWN_MOVES, LogEntry, ending, in_force, log_entries, replay
 from ..commands import USAGE, Command
 from ..games import Game, InvalidMoveError, MoveError, get_game
 from ..models import Board, Player

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..boardview import MOVES, OWN_MOVES, BoardView, game_sentence, in_force, log_entries, side_name
+from ..boardview import BoardView, game_sentence, side_name
+from ..movelog import MOVES, OWN_MOVES, in_force, log_entries
 from ..games import MoveError
-from ..games.base import point_name
+from ..games.grid import point_name
 from ..i18n import N_, gettext
 from sqlmodel import select
 

@@ -28,17 +28,23 @@ def shown_move(driver) -> int:
 
 
 def wait_for_move(driver, number: int, timeout: float = 10) -> None:
+    wait_shown(driver, lambda shown: shown == number, f"the board to show move {number}", timeout)
+
+
+def wait_shown(driver, wanted, what: str, timeout: float = 10) -> None:
+    """Wait until ``wanted(the number of moves the board shows)`` holds (a page being
+    replaced meanwhile is asked again)."""
     from selenium.common.exceptions import WebDriverException
 
     def shows(d) -> bool:
         try:
-            return shown_move(d) == number
+            return wanted(shown_move(d))
         except WebDriverException as error:  # the page is being replaced
             if LEFT not in str(error):
                 raise
             return False
 
-    waiter(driver, timeout).until(shows, f"the board to show move {number}")
+    waiter(driver, timeout).until(shows, what)
 
 
 def follow(driver, selector):

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from pbm.boardview import LogEntry, replay
+from pbm.movelog import LogEntry, replay
 from pbm.games import REGISTRY, IllegalMoveError, MoveError
 
 GAMES = sorted(REGISTRY)

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from pbm.games.go import BLACK, GO, WHITE, area_score, neighbours
-from pbm.games.base import point_name
+from pbm.games.grid import point_name
 
 from ..gtp import GNUGO, GnuGo, gnugo_available
 

@@ -4,7 +4,7 @@ each side's area; one clickable point per intersection on play pages."""
 
 import random
 
-from pbm.games.base import point_name
+from pbm.games.grid import point_name
 from pbm.games.go import BLACK, GO, WHITE
 from pbm.render import board_svg
 

@@ -4,7 +4,7 @@ castles a siege destroyed crossed out, the last castle marked."""
 
 import re
 
-from pbm.games.base import point_name
+from pbm.games.grid import point_name
 from pbm.games.greatkingdom import GREAT_KINGDOM as GK
 from pbm.render import board_svg
 from pbm.render.svg import num

@@ -2,7 +2,7 @@
 marked, and each side's scoring dragons (the biggest groups, as many as the
 game counts) highlighted, adding up to the game's own score."""
 
-from pbm.games.base import point_name
+from pbm.games.grid import point_name
 from pbm.games.twodragons import TWO_DRAGONS as TD
 from pbm.render import board_svg
 

@@ -1,0 +1,160 @@
+"""The move log, replayed: which entries stand (an ``undo N`` takes entries back),
+what a move did besides itself, how a log entry that is not a move ends a game, and
+``replay``, which rebuilds a position from the log (the truth) from the nearest
+position it remembers. Pure of the database: it reads ``LogEntry`` values."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+from .games import Consequences, Game, Outcome
+from .i18n import N_
+from .models import MoveRecord
+
+@dataclass(frozen=True)
+class LogEntry:
+    """What the pure replay needs of one move record."""
+
+    kind: str
+    seat: int | None
+    text: str
+
+
+# An outcome's reason is stored in English (the board's data); ``reason_text`` shows
+# it in the reader's language.
+RESIGNED = N_("%(side)s resigned")
+OUT_OF_TIME = N_("%(side)s ran out of time")
+DECLINED = N_("%(side)s declined the game before moving")
+
+
+OWN_MOVES = ("move", "queued")  # log kinds that are moves a player chose (queued: played when its turn came)
+MOVES = (*OWN_MOVES, "auto")  # log kinds that are moves, the ones the server played (forced) included
+
+
+
+def ending(game: Game, kind: str, seat: int | None) -> Outcome:
+    """How a log entry that is not a move ends the game (its reason in English)."""
+    if kind == "resign":
+        return Outcome(1 - seat, RESIGNED % {"side": game.sides[seat]}, kind="resignation")
+    if kind == "forfeit":
+        return Outcome(1 - seat, OUT_OF_TIME % {"side": game.sides[seat]}, kind="time")
+    if kind == "decline":
+        return Outcome(None, DECLINED % {"side": game.sides[seat]}, kind="cancellation")
+    if kind == "cancel":
+        return Outcome(None, N_("the game expired before both players had moved"), kind="cancellation")
+    if kind == "expire":
+        return Outcome(None, N_("it expired while both players could act (scoring was not finished)"),
+                       kind="expiry")
+    if kind == "draw":
+        reason = "the players agreed" if seat is not None else "a draw offer was still open at expiry"
+        return Outcome(None, reason, kind="agreement")
+    raise ValueError(f"unknown log entry kind {kind!r}")
+
+
+def undo_target(text: str) -> int:
+    """The first log number an ``undo N`` entry takes back."""
+    return int(text.split()[1])
+
+
+def in_force(log: Sequence[LogEntry]) -> list[tuple[int, LogEntry]]:
+    """The (number, entry) pairs of the log that stand: every ``undo N`` entry
+    removes, with itself, the entries from number N on that stood before it."""
+    standing: list[tuple[int, LogEntry]] = []
+    for number, entry in enumerate(log, 1):
+        if entry.kind == "undo":
+            first = undo_target(entry.text)
+            standing = [(n, e) for n, e in standing if n < first]
+        else:
+            standing.append((number, entry))
+    return standing
+
+
+def taken_back(records: Sequence[MoveRecord]) -> set[int]:
+    """The numbers of the given records that an ``undo`` among them took back."""
+    gone: set[int] = set()
+    for r in records:
+        if r.kind == "undo":
+            gone.update(range(undo_target(r.text), r.number))
+    return gone
+
+
+CHECKPOINT_EVERY = 25  # log entries between the positions ``replay`` remembers
+MAX_CHECKPOINTS = 1000  # remembered positions per process (a 19x19 Go position is ~10 kB)
+_checkpoints: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
+_checkpoints_lock = threading.Lock()
+
+
+def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first: int = 0
+                      ) -> list[Consequences | None]:
+    """What each log entry from index ``first`` on did besides itself when it was
+    played (captures, automatic moves), taken back since or not; None for an entry
+    that is not a move (and for the entries before ``first``, not worked out). The
+    position before ``first`` comes from ``replay`` (a remembered position and a few
+    moves, not the whole game); an ``undo`` entry returns to its own replay."""
+    done: list[Consequences | None] = [None] * first
+    state = replay(game, options, log[:first])[0]
+    for index in range(first, len(log)):
+        entry = log[index]
+        if entry.kind in MOVES:
+            before, state = state, game.apply(state, entry.seat, game.parse_move(entry.text, state))
+            done.append(game.consequences(before, state))
+        else:
+            if entry.kind == "undo":
+                state = replay(game, options, log[:index + 1])[0]
+            done.append(None)
+    return done
+
+
+def replay(game: Game, options: dict, log: Sequence[LogEntry]):
+    """The game state and outcome after the given log entries (those taken back
+    by an ``undo`` entry left out).
+
+    Every ``CHECKPOINT_EVERY`` standing entries the position is remembered in this
+    process (least recently used first forgotten), keyed by a digest of the game,
+    its options and every standing entry up to there, so a replay of a long log
+    starts from the latest position seen before and costs at most
+    ``CHECKPOINT_EVERY`` moves, never the whole game; a log that differs anywhere
+    has other keys. Positions are kept as the game's JSON, so each replay works
+    on a state of its own."""
+    log = [entry for _, entry in in_force(log)]
+    digest = hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
+    keys: list[bytes] = []  # the key of the position after entry CHECKPOINT_EVERY * (i + 1)
+    for count, entry in enumerate(log, 1):
+        digest.update(f"{len(entry.kind)}:{entry.kind}:{entry.seat}:{len(entry.text)}:{entry.text};".encode())
+        if count % CHECKPOINT_EVERY == 0:
+            keys.append(digest.copy().digest())
+    start, state, ended = 0, None, None
+    with _checkpoints_lock:
+        for index in range(len(keys) - 1, -1, -1):
+            if keys[index] in _checkpoints:
+                _checkpoints.move_to_end(keys[index])
+                (data, ended), start = _checkpoints[keys[index]], (index + 1) * CHECKPOINT_EVERY
+                state = game.from_json(data)
+                break
+    if state is None:
+        state = game.initial_state(options)
+    for count in range(start + 1, len(log) + 1):
+        entry = log[count - 1]
+        if entry.kind in MOVES:
+            state = game.apply(state, entry.seat, game.parse_move(entry.text, state))
+        else:
+            ended = ending(game, entry.kind, entry.seat)
+        if count % CHECKPOINT_EVERY == 0:
+            _remember(keys[count // CHECKPOINT_EVERY - 1], game.to_json(state), ended)
+    return state, ended or game.outcome(state)
+
+
+def _remember(key: bytes, data: dict, ended: Outcome | None) -> None:
+    with _checkpoints_lock:
+        _checkpoints[key] = (data, ended)
+        if len(_checkpoints) > MAX_CHECKPOINTS:
+            _checkpoints.popitem(last=False)
+
+
+def log_entries(records: Sequence[MoveRecord]) -> list[LogEntry]:
+    return [LogEntry(r.kind, r.seat, r.text) for r in records]
