@@ -160,6 +160,7 @@ def wait_past(driver, number: int, timeout: float = 20) -> None:
 
 def test_go_against_gnu_go_to_its_end_with_its_answers_arriving_by_themselves(gated, desktop):
     from pbm.games import get_game
+    from pbm.players import computer_can_act
 
     start(desktop, gated.base, "computer", name="Ada", side="0")
     play = desktop.current_url
@@ -173,12 +174,13 @@ def test_go_against_gnu_go_to_its_end_with_its_answers_arriving_by_themselves(ga
     assert status(desktop) == "It is Ada's turn (Black)."
 
     def ada_to_act(_) -> bool:
-        """The game is over, or it is Ada's move, or in the scoring Ada has not agreed
-        (the computer answers her agreement: its own, or a marking to agree to again)."""
+        """The game is over, or it is Ada's move, or in the scoring the computer has
+        finished (it marks one group per answer until it agrees, so a state where
+        neither side has agreed may be followed by another marking)."""
         board = board_of(gated, play)
         state = get_game("go").from_json(board.state)
         return board.status != "active" or state.phase == "play" and state.turn == 0 or (
-            state.phase == "scoring" and 0 not in state.confirmed)
+            state.phase == "scoring" and not computer_can_act("go", state, 1) and 0 not in state.confirmed)
 
     for _ in range(200):  # Ada passes (in the scoring: agrees) until the game ends
         waiter(desktop, 30).until(ada_to_act, "Ada's turn")
