@@ -113,3 +113,9 @@ def test_readme_settings_table_lists_every_setting_with_its_bounds():
                    "more than 0 and at most 60", "1 to 100000", "1024 to 104857600", "`PBM_CONFIG`",
                    "`PBM_LOG_LEVEL`", "exit status 78"):
         assert bounds in table, bounds
+
+
+def test_overrides_win_over_the_environment_with_or_without_the_prefix():
+    environ = {**NO_FILE, "PBM_SMTP_PORT": "27", "PBM_NAG_DAYS": "3"}
+    settings = load_settings({"smtp_port": 26, "PBM_NAG_DAYS": 2}, environ=environ)
+    assert (settings.smtp_port, settings.nag_days) == (26, 2)
