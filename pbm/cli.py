@@ -24,7 +24,7 @@ def port_number(text: str) -> int:
 
 
 def positive_number(text: str) -> int:
-    """An argparse type: a whole number from 1 up."""
+    """An argparse type: a whole number from 1 to 10000 (threads)."""
     if text.isascii() and text.isdigit() and 1 <= int(text) <= 10_000:
         return int(text)
     raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10000, not {text[:40]!r}")
@@ -37,7 +37,7 @@ def _interrupt(*_) -> None:
 def cmd_serve(args) -> int:
     from waitress import create_server
 
-    from . import scheduler, smtpd
+    from . import scheduler
     from .web import create_app
 
     configured = load_settings()
