@@ -129,11 +129,15 @@ def _check(settings: Settings, where: dict) -> None:
         raise refuse("base_url", "an http:// or https:// address like https://games.example.org")
     if not settings.smtp_host.strip():
         raise refuse("smtp_host", "the name or address of the mail relay")
-    if settings.nag_days >= settings.expire_days:
+    if "nag_days" in settings.configured and settings.nag_days >= settings.expire_days:
         raise SettingsError(f"PBM_NAG_DAYS ({settings.nag_days:g}) must be less than PBM_EXPIRE_DAYS "
                             f"({settings.expire_days:g}): the reminder comes before the expiry.")
     if settings.database_url:
         _check_database_url(settings.database_url, where.get("database_url", "the default"))
+
+
+# PostgreSQL URLs without a driver (and psycopg2's) are taken as psycopg 3's, the driver pbm installs.
+POSTGRESQL_DRIVERS = ("postgres", "postgresql", "postgresql+psycopg2", "postgresql+psycopg")
 
 
 def _check_database_url(url: str, where: str) -> None:
@@ -141,13 +145,23 @@ def _check_database_url(url: str, where: str) -> None:
     from sqlalchemy.exc import ArgumentError
 
     wanted = ("a SQLAlchemy URL of SQLite (sqlite:///path/pbm.sqlite3) or PostgreSQL "
-              "(postgresql+psycopg://user@host/db)")
+              "(postgresql://user@host/db)")
     try:
         parsed = make_url(url)
     except ArgumentError:
         parsed = None
-    if parsed is None or parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
+    if parsed is None or parsed.drivername not in ("sqlite", "sqlite+pysqlite", *POSTGRESQL_DRIVERS):
         raise SettingsError(f"PBM_DATABASE_URL must be {wanted}, not {url[:200]!r} ({where}).")
+
+
+def _with_driver(url: str) -> str:
+    """``url`` naming psycopg 3 when it is a PostgreSQL URL."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.drivername in POSTGRESQL_DRIVERS:
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    return url
 
 
 def _read_file(config_file: Path, named: bool) -> dict:
@@ -197,6 +211,8 @@ def load_settings(overrides: dict | None = None, environ=None) -> Settings:
     maildir = Path(settings.maildir or instance / "outbox")
     if not maildir.is_absolute():
         maildir = PROJECT_ROOT / maildir
-    database_url = settings.database_url or f"sqlite:///{instance / 'pbm.sqlite3'}"
+    if "nag_days" not in settings.configured and settings.nag_days >= settings.expire_days:
+        settings = replace(settings, nag_days=settings.expire_days / 2)  # only the expiry was chosen
+    database_url = _with_driver(settings.database_url) if settings.database_url else f"sqlite:///{instance / 'pbm.sqlite3'}"
     return replace(settings, instance_path=str(instance), maildir=str(maildir), database_url=database_url,
                    base_url=settings.base_url.rstrip("/"))

@@ -26,6 +26,19 @@ def test_the_defaults_interface_md_states():
     assert (settings.nag_days, settings.expire_days) == (4, 7)
 
 
+@pytest.mark.parametrize("url", ["postgresql://pbm:pw@db.example/pbm", "postgres://pbm:pw@db.example/pbm",
+                                 "postgresql+psycopg2://pbm:pw@db.example/pbm"])
+def test_a_postgresql_url_without_a_driver_uses_psycopg_3(url):
+    settings = load_settings(environ={**NO_FILE, "PBM_DATABASE_URL": url})
+    assert settings.database_url == "postgresql+psycopg://pbm:pw@db.example/pbm"
+
+
+def test_with_only_a_short_expiry_chosen_the_reminder_comes_at_half_of_it():
+    settings = load_settings(environ={**NO_FILE, "PBM_EXPIRE_DAYS": "3"})
+    assert (settings.nag_days, settings.expire_days) == (1.5, 3)
+    assert load_settings(environ={**NO_FILE, "PBM_EXPIRE_DAYS": "5"}).nag_days == 4
+
+
 def test_every_variable_is_read_from_the_environment():
     environ = {"PBM_DATABASE_URL": "postgresql+psycopg://pbm@db.example/pbm", "PBM_SERVER_ADDRESS": "games@x.test",
                "PBM_BASE_URL": "https://games.x.test/", "PBM_MAIL_BACKEND": "smtp", "PBM_MAILDIR": "/srv/outbox",
@@ -60,8 +73,8 @@ def test_every_variable_is_read_from_the_environment():
                                   "not 'pbm'"),
     ("PBM_BASE_URL", "games.example.org", "PBM_BASE_URL must be an http:// or https:// address"),
     ("PBM_DATABASE_URL", "nonsense", "PBM_DATABASE_URL must be a SQLAlchemy URL of SQLite"),
-    ("PBM_DATABASE_URL", "postgresql://pbm@db/pbm", "(postgresql+psycopg://user@host/db), not "
-                                                    "'postgresql://pbm@db/pbm'"),
+    ("PBM_DATABASE_URL", "mysql://pbm@db/pbm", "(postgresql://user@host/db), not "
+                                                    "'mysql://pbm@db/pbm'"),
     ("PBM_GNUGO_LEVEL", "42", "PBM_GNUGO_LEVEL must be a whole number from 1 to 10, not '42'"),
     ("PBM_COMPUTER_SECONDS", "0", "PBM_COMPUTER_SECONDS must be a number more than 0 and at most 60"),
     ("PBM_NEW_GAMES_PER_HOUR", "0", "PBM_NEW_GAMES_PER_HOUR must be a whole number from 1 to 100000"),
