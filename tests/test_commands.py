@@ -47,7 +47,7 @@ def test_commands_parse(line, expected):
     ("greatkingdom challenge alice", "exactly two players"),
     ("greatkingdom challenge alice bob --nagtime=soon", "number of days"),
     ("greatkingdom challenge alice bob --color=red", "not a server option"),
-    ("h", "ambiguous"),
+    ("h", "'h' could be help or history: write more of it."),
 ])
 def test_bad_commands_get_a_sentence_and_usage(line, reason):
     with pytest.raises(CommandError, match=reason) as error:

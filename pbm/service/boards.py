@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from ..boardview import BoardView, lazy_sentence, load_players, load_records
+from ..commands import CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
@@ -32,6 +33,7 @@ STATE_VERSION = 1  # the version of the stored state JSON ("version" key)
 MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
 MAX_FORCED = 20  # forced moves played in a row at most (a guard; games need two or three)
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+WORD_MOVES = ("resign", "decline", "newround")  # the server's own moves that are words (and requests.WORDS)
 
 
 def new_token() -> str:
@@ -136,7 +138,8 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
 
     game = get_game(board.game)
     players = load_players(unit.session, board)
-    text = text.strip()
+    state = current_state(game, board)
+    text = spelled_out(game, state, text.strip())
     if text.lower() == "newround":
         new_round(unit, board, seat, players)
         return
@@ -149,7 +152,6 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
                                        "#%(expected)s; the board changed since you looked.",
                                        number=number, board=board.id, expected=expected))
-    state = current_state(game, board)
     if text.lower() in requests.WORDS:
         requests.answer(unit, board, game, seat, text.lower(), players, comment)
         return
@@ -177,6 +179,35 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced, notes=notes)
+
+
+def word_moves(game: Game) -> tuple[str, ...]:
+    """Every move on a board of ``game`` that is written as one word: the server's
+    (resign, decline, newround, the requests and their answers) and the game's."""
+    from .requests import WORDS  # requests builds on this module
+
+    return (*WORD_MOVES, *WORDS, *game.info.word_moves)
+
+
+def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str:
+    """``text`` written out when it is one word that is no move in the game's notation
+    but abbreviates one of ``word_moves(game)`` or ``also`` (``acc`` -> ``accept``, by
+    the rule of ``commands.match_word``); otherwise ``text`` itself. PlayerError when
+    it could be several words, or abbreviates one that is written in full (resign)."""
+    if len(text.split()) != 1:
+        return text
+    choices = (*word_moves(game), *also)
+    if text.lower() in choices:
+        return text.lower()
+    try:
+        game.parse_move(text, state)
+        return text
+    except MoveError:
+        pass
+    try:
+        return match_word(text, choices) or text
+    except CommandError as error:
+        raise PlayerError(error.args[0]) from None
 
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:

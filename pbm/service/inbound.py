@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..boardview import load_players
-from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
+from ..commands import USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command
 from ..config import Settings
-from ..games import MoveError, OptionError, get_game, game_names
+from ..games import MoveError, OptionError, get_game
 from ..i18n import lazy_gettext
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
-from . import accounts, boards, letters, requests
+from . import accounts, boards, letters
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -43,14 +43,6 @@ class Request:
         return {pair for line, _ in self.lines if (pair := credentials(line))}
 
 
-def _is_multiple(line: str) -> bool:
-    words = line.split()
-    try:
-        return bool(words) and match_word(words[0], GLOBAL_VERBS, "command") == "multiple"
-    except CommandError:
-        return False
-
-
 def read(mail: InboundMail, settings: Settings) -> Request:
     """The command lines of ``mail`` (no database needed)."""
     if mail.too_large:
@@ -71,7 +63,7 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         return Request(None, refusal=PlayerError(
             f"The command line is {len(line):,} characters long; no command is longer than "
             f"{MAX_COMMAND_LINE:,}.", "the command alone on its line"))
-    if not _is_multiple(line):
+    if not is_multiple(line):
         return Request(None, [(line, comment)])
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
     if not lines:
@@ -139,14 +131,14 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     if not line:
         raise PlayerError(lazy_gettext("Your reply holds no move: write the move on the first line."),
                           lazy_gettext("a move such as D4, pass or resign"))
-    word = line.split()[0].lower()
-    if word in REPLY_COMMANDS and len(line.split()) == 1:
-        verb = word
+    game = get_game(board.game)
+    state = boards.current_state(game, board)
+    verb = boards.spelled_out(game, state, line, also=REPLY_COMMANDS)
+    if verb in REPLY_COMMANDS:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
                                      userid=player.userid if verb == "games" else None), "")
         return
-    move, comment = read_move(get_game(board.game), boards.current_state(get_game(board.game), board),
-                              line, comment)
+    move, comment = read_move(game, state, line, comment)
     boards.play(unit, board, seat, move, comment)
 
 
@@ -163,7 +155,9 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
             return False
 
     words = line.split()
-    if words[0].lower() in ("resign", "newround", *requests.WORDS) or is_move(line):
+    if words[0].lower() in boards.word_moves(game):  # a word move, then perhaps words for the comment
+        return words[0], f"{' '.join(words[1:])}\n{comment}".strip()
+    if is_move(line):
         return line, comment
     readings = []
     for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move
@@ -198,14 +192,6 @@ def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
 
 def _refuse(unit: Unit, request: Request, error: Exception, line: str | None) -> None:
     request.errors.append(str(error))
-    game = get_game(unit.board.game) if unit.board is not None else _game_of_line(line)
+    named = game_of_line(line)
+    game = get_game(unit.board.game) if unit.board is not None else get_game(named) if named else None
     request.refused.append((line, error, unit.board, game))
-
-
-def _game_of_line(line: str | None):
-    """The game a failed command line names (for the error mail's subject), if any."""
-    words = (line or "").split()
-    if not words:
-        return None
-    found = [name for name in game_names() if name.startswith(words[0].lower())]
-    return get_game(found[0]) if len(found) == 1 else None

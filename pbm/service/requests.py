@@ -29,7 +29,7 @@ from .unit import Unit
 ASKING = {"undo": "undo", "propose": "draw"}  # the move word -> the request it opens
 ANSWERS = ("accept", "reject")
 WORDS = (*ASKING, *ANSWERS)  # the moves this module answers (``boards.play`` hands them here)
-NOT_QUEUEABLE = (*WORDS, "resign", "decline", "newround")
+NOT_QUEUEABLE = (*WORDS, *boards.WORD_MOVES)
 MAX_QUEUED = 200  # characters of a queued move (the column's width; moves are far shorter)
 
 
@@ -163,8 +163,9 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     if seat in game.actors(state):
         boards.play(unit, board, seat, command.move, comment)
         return
-    if command.move.lower() in NOT_QUEUEABLE:
-        raise PlayerError(f"Only a move on the board can be queued; send {command.move.lower()} with the "
+    word = boards.spelled_out(game, state, command.move)
+    if word in NOT_QUEUEABLE:
+        raise PlayerError(f"Only a move on the board can be queued; send {word} with the "
                           "move command.", USAGE["move"])
     if len(command.move) > MAX_QUEUED:
         raise PlayerError(f"A queued move is at most {MAX_QUEUED} characters long.", USAGE["queue"])
