@@ -120,3 +120,68 @@ def test_resign_by_reply(players, outbox):
     assert final["Subject"] == "Great Kingdom Board 101 game over"
     assert "Game won by alice (Blue): Orange resigned." in body(final)
     assert "bob says (to the two players only):\n> well played" in body(final)
+
+
+# -- abbreviations: one rule in the subject, the body, 'multiple' lines and replies --
+
+def reply(players, outbox, sender: str, line: str):
+    """Answer the latest board mail to ``sender`` with ``line`` first (no password)."""
+    last = [m for m in outbox.to(sender) if m["Reply-To"]][-1]
+    return players.send(sender, "Re: " + str(last["Subject"]), f"{line}\n",
+                        to=last["Reply-To"].addresses[0].addr_spec)
+
+
+def test_an_ambiguous_subject_is_answered_with_the_candidates_and_their_usage(players, outbox):
+    result = players.send(ALICE, "go s 101")
+    assert result.status == "rejected"
+    refusal = outbox.to(ALICE)[-1]
+    assert refusal["Subject"] == "Go error"
+    assert "'s' could be show, standings, submit, or subscribe: write more of it." in text(refusal)
+    assert "Send instead: <game> show <board>[#n] or <game> standings or <game> ratings or" in text(refusal)
+    players.send(ALICE, "s 101")  # without a game: show, signoff or signup
+    assert "'s' could be show, signoff, or signup: write more of it." in text(outbox.to(ALICE)[-1])
+    assert players.send(ALICE, "si alice alicepw").status == "rejected"
+    assert "'si' could be signoff or signup: write more of it." in text(outbox.to(ALICE)[-1])
+
+
+def test_a_prefix_of_one_command_works_in_the_subject_the_body_and_multiple(players, outbox):
+    assert players.send(ALICE, "gr chal alice bob -si=7 --nag=2 --exp=5").status == "applied"
+    first = outbox.to(ALICE)[-1]
+    assert first["Subject"] == "Great Kingdom Board 101 alice"
+    assert "   A  B  C  D  E  F  G\n" in body(first)  # -si=7: a 7x7 board
+    assert players.send(BOB, "", "gr sh 101\n").status == "applied"  # empty subject: the body's first line
+    assert outbox.to(BOB)[-1]["Subject"] == "Great Kingdom Board 101 alice"
+    outbox.new()
+    result = players.send(ALICE, "mult", "gr mo 101 alice alicepw C3\ngr re 101 bob bobpw\ngr l\ngr hi 101\n")
+    assert result.status == "rejected"  # two of its lines were refused; the others were done
+    answers = {m["Subject"]: m for m in outbox.new() if m["To"].addresses[0].addr_spec == ALICE}
+    assert set(answers) == {"Great Kingdom Board 101 bob", "Great Kingdom Board 101 history",
+                            "pbm error"}  # the move was played, the history sent
+    refused = text(answers["pbm error"])
+    assert "2 commands of your mail were refused:" in refused
+    assert "gr re 101 bob bobpw 're' could be reject or resign: write more of it." in refused
+    assert "gr l 'l' could be limit or list: write more of it." in refused
+
+
+def test_a_reply_may_abbreviate_its_word_but_not_resign(players, outbox, server):
+    players.send(ALICE, "go challenge alice bob")
+    assert reply(players, outbox, ALICE, "D4").status == "applied"
+    assert reply(players, outbox, BOB, "sh").status == "applied"  # show
+    assert outbox.to(BOB)[-1]["Subject"] == "Go Board 101 bob" and "Reply-To" in outbox.to(BOB)[-1]
+    assert reply(players, outbox, BOB, "re").status == "rejected"
+    assert "'re' could be reject, resign, or resume: write more of it." in text(outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "resi").status == "rejected"
+    assert "'resi' would be resign, which is written in full: it cannot be taken back." in text(
+        outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "h").status == "rejected"  # help or history
+    assert "'h' could be help or history: write more of it." in text(outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "E5").status == "applied"
+    assert reply(players, outbox, ALICE, "u").status == "applied"  # undo
+    assert "alice asks to take back move 1; bob may accept or reject." in text(outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "acc").status == "applied"  # accept
+    assert "bob accepted alice's request to take back move 1" in text(outbox.to(ALICE)[-1])
+    assert reply(players, outbox, ALICE, "p").status == "applied"  # Go reads p as pass, not as propose
+    passed = outbox.to(BOB)[-1]
+    assert passed["Subject"] == "Go Board 101 bob" and "draw" not in text(passed)
+    assert reply(players, outbox, BOB, "pro").status == "applied"  # propose
+    assert "bob offers a draw; alice may accept or reject." in text(outbox.to(ALICE)[-1])
