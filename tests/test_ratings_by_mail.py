@@ -233,6 +233,56 @@ def test_limit_caps_the_active_boards_a_player_is_challenged_to(server, players,
         assert len(session.exec(select(Board)).all()) == 3
 
 
+def test_challenges_arriving_at_once_never_pass_the_limit(app, server, players, outbox):
+    """Four challenges to bob, who takes one active board, reach the webhook at the same
+    moment; the count of his active boards is slowed down (a real pause in the database
+    driver's path, after the query), so without the lock on bob's row every challenge
+    would count 0 boards and start one on PostgreSQL. With it exactly one board starts
+    (SQLite writes one transaction at a time: the lane checks the same answer)."""
+    import threading
+    import time
+
+    import sqlalchemy as sa
+
+    from .conftest import make_mail
+
+    challengers = ["carol", "dave", "erin", "fred"]
+    for name in challengers:
+        assert players.send(f"{name}@players.test", f"signup {name} {name}pw").status == "applied"
+    assert players.send(BOB, "greatkingdom limit bob bobpw 1").status == "applied"
+
+    def slow_count(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().lower().startswith("select count") and "board.status" in statement:
+            time.sleep(0.3)  # the window in which a second challenge could count the same boards
+
+    sa.event.listen(server.engine, "after_cursor_execute", slow_count)
+    barrier = threading.Barrier(len(challengers))
+    answers = {}
+
+    def challenge(name):
+        client = app.test_client()
+        raw = make_mail(f"{name}@players.test", f"greatkingdom challenge {name} bob")
+        barrier.wait()
+        answers[name] = client.post("/inbound/email", data=raw, content_type="message/rfc822").get_json()
+
+    try:
+        threads = [threading.Thread(target=challenge, args=(name,)) for name in challengers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sa.event.remove(server.engine, "after_cursor_execute", slow_count)
+    statuses = sorted(answer["status"] for answer in answers.values())
+    assert statuses == ["applied", "rejected", "rejected", "rejected"], answers
+    with reading(server.engine) as session:
+        assert len(session.exec(select(Board).where(Board.seat1_id.is_not(None))).all()) == 1
+    refused = [name for name, answer in answers.items() if answer["status"] == "rejected"]
+    for name in refused:
+        assert ("bob already plays 1 active Great Kingdom board, the most they take at a time; no board was "
+                "started.") in flat(latest_to(outbox, f"{name}@players.test"))
+
+
 @pytest.mark.parametrize("line, sentence", [
     ("greatkingdom reject bob wrongpw", "The password for bob is wrong."),
     ("greatkingdom limit bob bobpw many", "'many' is not a number of boards from 0 (no limit) to 1000."),

@@ -63,6 +63,16 @@ def addresses(session: Session, player: Player) -> set[str]:
     return set(added) | ({player.email} if player.email else set())
 
 
+def lock(unit: Unit, player: Player) -> Player:
+    """The player's row locked until the transaction ends, and read afresh. Work that
+    reads what a player allows and then acts on it (a challenge within their limit of
+    active boards) takes this lock first, so two such units take turns. PostgreSQL:
+    ``FOR NO KEY UPDATE``, which new boards referencing the player do not wait for;
+    SQLite writes one transaction at a time anyway (``db.transaction``)."""
+    return unit.session.exec(select(Player).where(Player.id == player.id).with_for_update(key_share=True)
+                             .execution_options(populate_existing=True)).one()
+
+
 def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
     """The player whose password this is; PlayerError otherwise. Uses the verdict
     checked before the transaction (``passwords.precheck``) when the hash is unchanged."""
@@ -260,6 +270,12 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     letters.send(unit, address, "signoff", userid=player.userid, resigned=running)
 
 
+def signed_off(player: Player) -> PlayerError:
+    """The refusal of a game with a player who has closed their account."""
+    return PlayerError(lazy_gettext("%(userid)s has signed off and plays no more.", userid=player.userid),
+                       USAGE["challenge"])
+
+
 def resolve(unit: Unit, name: str) -> Player:
     """A challenged player by userid or address; an unknown address is invited
     (a player without a password, who plays by replying)."""
@@ -269,7 +285,7 @@ def resolve(unit: Unit, name: str) -> Player:
     if "@" not in name:
         player = by_userid(s, name)
         if player is not None and player.closed_at is not None:
-            raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
+            raise signed_off(player)
         if player is None or player.email is None:  # a browser seat is nobody's to challenge
             raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
                                            "invite them.", name=name), USAGE["challenge"])

@@ -112,8 +112,13 @@ def _active_boards(unit: Unit, player: Player, game: str) -> int:
 
 
 def _check_takes_challenge(unit: Unit, game, player: Player) -> None:
-    """PlayerError when ``player`` refuses challenges to ``game`` or is at their limit
-    of active boards of it (their own challenges are not held back)."""
+    """PlayerError when ``player`` has signed off, refuses challenges to ``game`` or is
+    at their limit of active boards of it (their own challenges are not held back).
+    The player's row is locked first, so challenges to one player arriving at once
+    are checked one after the other and together never pass the limit."""
+    accounts.lock(unit, player)
+    if player.closed_at is not None:
+        raise accounts.signed_off(player)
     policy = _policy(unit, player, game.name)
     if not policy.accepts:
         raise PlayerError(f"{player.userid} does not take challenges to {game.title} at the moment; "
@@ -127,7 +132,8 @@ def _check_takes_challenge(unit: Unit, game, player: Player) -> None:
 def challenge_policy(unit: Unit, command: Command, comment: str) -> None:
     """``accept``, ``reject`` (all challenges to the game) or ``limit n`` (active boards
     at most; 0: no limit); the answer says what now holds."""
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb])
+    player = accounts.lock(unit, accounts.authenticate(unit, command.userid, command.password,
+                                                       USAGE[command.verb]))
     policy = _policy(unit, player, command.game)
     if command.verb == "limit":
         policy.board_limit = int(command.args[0]) or None
