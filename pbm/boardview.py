@@ -148,6 +148,17 @@ class BoardView:
             return None
         return self.game.to_move(self.state)
 
+    @property
+    def signed_off(self) -> list[str]:
+        """The names of the board's players who have closed their account (``signoff``)."""
+        return [self.name(seat) for seat in (0, 1) if self.players[seat].closed_at is not None]
+
+    @property
+    def new_round_open(self) -> bool:
+        """Whether a new round may still be asked for: the game is over, no new round has
+        begun, and both players still have their accounts."""
+        return self.board.status != "active" and self.board.next_board_id is None and not self.signed_off
+
     def status_line(self) -> str:
         if self.outcome is not None:
             o = self.outcome

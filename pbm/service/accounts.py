@@ -252,6 +252,7 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     mail), its addresses freed, its password, watching and vacation gone; the userid
     stays, so its games still read and nobody can take it again."""
     player = authenticate(unit, command.userid, command.password, USAGE["signoff"])
+    player.closed_at = unit.now  # first, so the mails of the boards resigned offer no new round
     running = unit.session.exec(select(Board.id).where(
         Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
         .order_by(Board.id)).all()
@@ -265,7 +266,7 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     unit.session.execute(Vacation.__table__.update().where(
         Vacation.player_id == player.id, Vacation.ended_at.is_(None)).values(ended_at=unit.now))
     address = player.email
-    player.email, player.password_hash, player.closed_at = None, None, unit.now
+    player.email, player.password_hash = None, None
     unit.session.flush()
     letters.send(unit, address, "signoff", userid=player.userid, resigned=running)
 

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from ..boardview import BoardView, lazy_sentence, load_players, load_records
-from ..commands import CommandError, match_word
+from ..commands import USAGE, CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
@@ -260,6 +260,11 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     if board.next_board_id is not None:
         raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
                                        board=board.id, next=board.next_board_id))
+    gone = [player.userid for player in players if player.closed_at is not None]
+    if gone:
+        raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "
+                                       "someone else to a new game.", name=gone[0], board=board.id),
+                          USAGE["challenge"])
     board.newround_votes |= 1 << seat
     unit.session.add(board)
     if board.newround_votes != 0b11:
