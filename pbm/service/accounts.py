@@ -154,10 +154,11 @@ def confirm(unit: Unit, token: str) -> None:
     """A reply to a confirmation mail: do what it confirms, if it comes from that address."""
     pending = unit.session.exec(select(Confirmation).where(Confirmation.token == token)).first()
     if pending is None or pending.expires_at < unit.now:
-        raise PlayerError("This confirmation is unknown or has expired; send the command again.", "help")
+        raise PlayerError(lazy_gettext("This confirmation is unknown or has expired; send the command again."),
+                          "help")
     if pending.address != unit.mail.sender:
-        raise PlayerError(f"This confirmation is for {pending.address}; only a reply from that address "
-                          "confirms it.", "help")
+        raise PlayerError(lazy_gettext("This confirmation is for %(address)s; only a reply from that address "
+                                       "confirms it.", address=pending.address), "help")
     unit.session.delete(pending)
     if pending.action == "add":
         player = unit.session.get(Player, pending.player_id)
@@ -165,8 +166,8 @@ def confirm(unit: Unit, token: str) -> None:
         _add_address(unit, player, pending.address)
     elif pending.action == "signup":
         if by_userid(unit.session, pending.userid):
-            raise PlayerError(f"The userid {pending.userid} was taken meanwhile; sign up with another.",
-                              USAGE["signup"])
+            raise PlayerError(lazy_gettext("The userid %(userid)s was taken meanwhile; sign up with another.",
+                                           userid=pending.userid), USAGE["signup"])
         _address_is_free(unit, pending.address, None)
         _make_account(unit, pending.userid, pending.address, pending.password_hash)
     else:
@@ -186,7 +187,8 @@ def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
     address (an invited one may be claimed)."""
     other = by_address(unit.session, address)
     if other and other != owner and not (other.invited and owner is None):
-        raise PlayerError(f"{address} already belongs to the userid {other.userid}.", USAGE["change"])
+        raise PlayerError(lazy_gettext("%(address)s already belongs to the userid %(userid)s.", address=address,
+                                       userid=other.userid), USAGE["change"])
 
 
 def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
@@ -207,7 +209,8 @@ def _move_account(unit: Unit, player: Player, address: str) -> None:
 
 def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
-        raise PlayerError("One mail may ask one address for confirmation; send the others separately.")
+        raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
+                                       "separately."))
     confirmation = Confirmation(token=secrets.token_hex(16), action=action, address=address,
                                 created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS),
                                 **pending)
@@ -233,12 +236,15 @@ def add_address(unit: Unit, command: Command, comment: str) -> None:
 
 def _check_can_add(unit: Unit, player: Player, address: str) -> None:
     if player.closed_at is not None:
-        raise PlayerError(f"The account {player.userid} was closed (signoff).", USAGE["add"])
+        raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff).", userid=player.userid),
+                          USAGE["add"])
     if address in addresses(unit.session, player):
-        raise PlayerError(f"{address} is already an address of {player.userid}.", USAGE["add"])
+        raise PlayerError(lazy_gettext("%(address)s is already an address of %(userid)s.", address=address,
+                                       userid=player.userid), USAGE["add"])
     _address_is_free(unit, address, player)
     if len(addresses(unit.session, player)) > MAX_ADDED:
-        raise PlayerError(f"{player.userid} has {MAX_ADDED} added addresses, the most allowed.", USAGE["add"])
+        raise PlayerError(lazy_gettext("%(userid)s has %(count)s added addresses, the most allowed.",
+                                       userid=player.userid, count=MAX_ADDED), USAGE["add"])
 
 
 def _add_address(unit: Unit, player: Player, address: str) -> None:

@@ -23,7 +23,7 @@ from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
-from ..i18n import lazy_gettext
+from ..i18n import LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from . import letters, ratings
 from .errors import PlayerError
@@ -146,7 +146,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if board.status != "active":
         view = BoardView.current(board, players, [])
         raise PlayerError(lazy_gettext("Board %(board)s is finished (%(status)s); no more moves can be made.",
-                                       board=board.id, status=view.status_line()))
+                                       board=board.id, status=view.lazy_status_line()))
     expected = board.move_count + 1
     if number is not None and number != expected:
         raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
@@ -172,13 +172,17 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         move = game.parse_move(text, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
-        raise PlayerError(lazy_sentence(error), lazy_gettext('a move in %(game)s notation (send "%(name)s help")',
-                                                   game=game.title, name=game.name)) from None
+        raise PlayerError(lazy_sentence(error), notation(game)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
     record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced, notes=notes)
+
+
+def notation(game: Game):
+    """What to send instead of a move the game refuses (a PlayerError's usage)."""
+    return lazy_gettext('a move in %(game)s notation (send "%(name)s help")', game=game.title, name=game.name)
 
 
 def word_moves(game: Game) -> tuple[str, ...]:
@@ -222,10 +226,10 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
 
 
-def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[str]:
+def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[LazyText]:
     """While the rules leave the side to move exactly one move, play it for them
     (logged as ``auto``); returns a sentence for each."""
-    sentences: list[str] = []
+    sentences: list[LazyText] = []
     while game.info.forced_moves and board.status == "active" and len(sentences) < MAX_FORCED:
         actors = game.actors(state)
         move = game.only_move(state) if len(actors) == 1 else None
@@ -235,8 +239,8 @@ def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[st
         state = game.apply(state, seat, move)
         text = game.format_move(move)
         append(unit, board, game, kind="auto", seat=seat, text=text, state=state, outcome=game.outcome(state))
-        sentences.append(f"{players[seat].userid} had no other move: the server played {text} for them "
-                         f"(move {board.move_count}).")
+        sentences.append(lazy_gettext("%(name)s had no other move: the server played %(move)s for them (move "
+                                      "%(number)s).", name=players[seat].userid, move=text, number=board.move_count))
     return sentences
 
 

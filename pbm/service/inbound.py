@@ -14,7 +14,7 @@ from ..boardview import load_players
 from ..commands import USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game
-from ..i18n import lazy_gettext
+from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
 from . import accounts, boards, letters
@@ -46,7 +46,7 @@ class Request:
 def read(mail: InboundMail, settings: Settings) -> Request:
     """The command lines of ``mail`` (no database needed)."""
     if mail.too_large:
-        return Request(None, refusal=PlayerError(mail.too_large, "the command in a short plain mail"))
+        return Request(None, refusal=PlayerError(mail.too_large, lazy_gettext("the command in a short plain mail")))
     body = visible_reply(mail.body, base_url=settings.base_url, server_address=settings.server_address)
     tag = find_reply_tag(mail.recipients, settings.server_local_part)
     if tag is not None:
@@ -61,18 +61,20 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         line, comment = split_command(body)
     if len(line) > MAX_COMMAND_LINE:
         return Request(None, refusal=PlayerError(
-            f"The command line is {len(line):,} characters long; no command is longer than "
-            f"{MAX_COMMAND_LINE:,}.", "the command alone on its line"))
+            lazy_gettext("The command line is %(length)s characters long; no command is longer than %(most)s.",
+                         length=number(len(line)), most=number(MAX_COMMAND_LINE)),
+            lazy_gettext("the command alone on its line")))
     if not is_multiple(line):
         return Request(None, [(line, comment)])
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
     if not lines:
-        return Request(None, refusal=PlayerError("A 'multiple' mail needs one command per line in its body.",
-                                                 USAGE["help"]))
+        return Request(None, refusal=PlayerError(
+            lazy_gettext("A 'multiple' mail needs one command per line in its body."), USAGE["help"]))
     if len(lines) > MAX_COMMANDS:
         return Request(None, refusal=PlayerError(
-            f"A 'multiple' mail may hold at most {MAX_COMMANDS} commands, and this one holds {len(lines)}; "
-            "nothing was done.", "the commands in several mails"))
+            lazy_gettext("A 'multiple' mail may hold at most %(most)s commands, and this one holds %(count)s; "
+                         "nothing was done.", most=MAX_COMMANDS, count=len(lines)),
+            lazy_gettext("the commands in several mails")))
     return Request(None, [(one, "") for one in lines])
 
 
@@ -172,9 +174,10 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
         if following and is_move(text):
             readings.append((text, f"{line}\n{after}".strip()))
     if len(readings) == 2 and readings[0][0] != readings[1][0]:
-        raise PlayerError(f"Your reply could mean the move {readings[0][0]} (first line) or {readings[1][0]} "
-                          "(second line); write only the move on the first line.",
-                          "a move such as D4, pass or resign on the first line")
+        raise PlayerError(lazy_gettext("Your reply could mean the move %(first)s (first line) or %(second)s (second "
+                                       "line); write only the move on the first line.", first=readings[0][0],
+                                       second=readings[1][0]),
+                          lazy_gettext("a move such as D4, pass or resign on the first line"))
     return readings[0] if readings else (line, comment)
 
 
