@@ -185,3 +185,38 @@ def test_a_reply_may_abbreviate_its_word_but_not_resign(players, outbox, server)
     assert passed["Subject"] == "Go Board 101 bob" and "draw" not in text(passed)
     assert reply(players, outbox, BOB, "pro").status == "applied"  # propose
     assert "bob offers a draw; alice may accept or reject." in text(outbox.to(ALICE)[-1])
+
+
+# -- rows of the command table that had no test by mail (issue 13 audit) --------
+
+def test_a_move_with_the_right_number_is_played(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4#1").status == "applied"
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw F6 #2").status == "applied"
+    assert "It is alice's turn (Blue)." in text(outbox.to(ALICE)[-1])
+    late = players.send(BOB, "greatkingdom move 101 bob bobpw C3#3")  # alice's #3, and not bob's turn
+    assert late.status == "rejected"
+
+
+def test_decline_by_the_move_command(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw decline").status == "applied"
+    ended = outbox.to(ALICE)[-1]
+    assert ended["Subject"] == "Great Kingdom Board 101 game over"
+    assert "Game cancelled: Orange declined the game before moving." in text(ended)
+
+
+def test_games_of_everyone_and_list_without_a_game(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(BOB, "go challenge bob alice")
+    players.send(BOB, "go resign 102 bob bobpw")
+    players.send(BOB, "greatkingdom games")
+    assert "Great Kingdom boards:" in body(outbox.new()[-1])
+    players.send(BOB, "list")
+    listing = body(outbox.new()[-1])
+    assert "All boards:" in listing and "  101  greatkingdom" in listing and "  102  go" in listing
+    assert "  102  go                     bob vs alice        move 1    finished" in listing
+    players.send(BOB, "go games alice all")
+    listing = body(outbox.new()[-1])
+    assert "Go boards of alice:" in listing and "  102  go" in listing and "  101" not in listing
