@@ -72,11 +72,14 @@ SECRET = "********"
 
 
 class CommandError(ValueError):
-    """A command that cannot be understood; ``usage`` says what to send instead."""
+    """A command that cannot be understood; ``usage`` says what to send instead. For a
+    word refused by ``match_word``, ``word`` is that word and ``readings`` the words
+    it could have meant."""
 
-    def __init__(self, sentence: str, usage: str | None = None):
+    def __init__(self, sentence: str, usage: str | None = None, word: str | None = None,
+                 readings: tuple[str, ...] = ()):
         super().__init__(sentence)
-        self.usage = usage
+        self.usage, self.word, self.readings = usage, word, readings
 
 
 @dataclass(frozen=True)
@@ -106,14 +109,26 @@ def credentials(line: str) -> tuple[str, str] | None:
 
 def redact(line: str) -> str:
     """The line with its passwords replaced by ``SECRET`` (for what is stored or logged)."""
+    secrets = _secrets(line)
+    return " ".join(SECRET if word in secrets else word for word in line.split())
+
+
+def _secrets(line: str, depth: int = 0) -> set[str]:
+    """The passwords in a command line; for a line refused for an ambiguous or shortened
+    word, the passwords of every reading of it (so a refused line is redacted too)."""
     try:
         command = parse_command(line)
-    except CommandError:
-        return line
+    except CommandError as error:
+        words = line.split()
+        if depth > 2 or error.word is None or error.word not in (w.lower() for w in words):
+            return set()
+        at = [w.lower() for w in words].index(error.word)
+        return set().union(*(_secrets(" ".join([*words[:at], reading, *words[at + 1:]]), depth + 1)
+                             for reading in error.readings))
     secrets = {command.password} if command.password else set()
     if command.verb == "change_password":
         secrets.add(command.args[0])
-    return " ".join(SECRET if word in secrets else word for word in line.split())
+    return secrets
 
 
 FULL_WORDS = ("signoff", "resign", "decline")  # cannot be taken back: never abbreviated
@@ -131,10 +146,10 @@ def match_word(word: str, choices) -> str | None:
     if len(found) > 1:
         raise CommandError(LazyText(lambda: i18n.gettext(
             "%(word)r could be %(choices)s: write more of it.", word=word,
-            choices=format_list(found, style="or", locale=i18n.current()))), usage)
+            choices=format_list(found, style="or", locale=i18n.current()))), usage, word, tuple(found))
     if found and found[0] in FULL_WORDS:
         raise CommandError(lazy_gettext("%(word)r would be %(full)s, which is written in full: it cannot be "
-                                        "taken back.", word=word, full=found[0]), usage)
+                                        "taken back.", word=word, full=found[0]), usage, word, tuple(found))
     return found[0] if found else None
 
 

@@ -131,3 +131,17 @@ def test_the_ambiguity_sentence_and_its_usage_name_the_candidates_in_the_readers
     assert error.value.usage == "<game> reject <userid> <password>   or   <game> resign <board> <userid> <password>"
     with i18n.language("de"):
         assert str(error.value) == "'re' könnte reject oder resign heißen: schreib mehr davon."
+
+
+@pytest.mark.parametrize("line, stored", [
+    ("signo alice secret1", "signo alice ********"),  # refused (in full), yet never stored with its password
+    ("go res 101 alice secret1", "go res 101 alice ********"),
+    ("go re 101 alice secret1", "go re 101 alice ********"),  # reject or resign: each reading is redacted
+    ("si alice secret1", "si alice ********"),
+    ("ch pa alice old1 new1", "ch pa alice ******** ********"),
+    ("go mo 101 alice secret1 D4", "go mo 101 alice ******** D4"),
+])
+def test_a_refused_abbreviation_is_stored_without_its_password(line, stored):
+    from pbm.commands import redact
+
+    assert redact(line) == stored
