@@ -220,3 +220,29 @@ def test_games_of_everyone_and_list_without_a_game(players, outbox):
     players.send(BOB, "go games alice all")
     listing = body(outbox.new()[-1])
     assert "Go boards of alice:" in listing and "  102  go" in listing and "  101" not in listing
+
+
+def test_help_lists_every_command_of_the_interface(players, outbox):
+    """Each row of the mail command table (shared/interface.md) has its line in `help`."""
+    players.send(ALICE, "help")
+    listed = " ".join(body(outbox.new()[-1]).split())
+    for usage in ("signup <userid> <password> [<email>]", "change password <userid> <old> <new>",
+                  "change address <userid> <password> <email>", "<game> help",
+                  "<game> challenge <user1> <user2> [-option=value ...] [--nagtime=D --expiretime=D]",
+                  "(--forfeittime=D too)", "<game> move <board> <userid> <password> <move>[#n]",
+                  "<game> move <board> <userid> <password> pass (or resign)",
+                  "<game> resign <board> <userid> <password>", "<game> show <board>[#n]",
+                  "<game> games [<userid>] [next | active | all] <game> list", "<game> history <board>",
+                  "<game> move <board> <userid> <password> undo", "<game> move <board> <userid> <password> propose",
+                  "<game> move <board> <userid> <password> accept (or reject)",
+                  "<game> move <board> <userid> <password> decline",
+                  "<game> queue <board> <userid> <password> <move>", "<game> submit <board> <userid> <password> <move>",
+                  "<game> confirm <board> <userid> <password>", "<game> preview <board>[#n] <move> [<move> ...]",
+                  "<game> subscribe <board> <userid> <password> (and unsubscribe)",
+                  "<game> subscribe <userid> <password> all (and unsubscribe)",
+                  "<game> chat <board> <userid> <password>", "message <userid> <password> <userid> [<userid> ...]",
+                  "<game> standings (or <game> ratings)", "<game> accept <userid> <password>",
+                  "<game> reject <userid> <password>", "<game> limit <userid> <password> <n>",
+                  "vacation <userid> <password> <days> (or off)", "add <userid> <password> <email>",
+                  "signoff <userid> <password>", "all show <userid> [next | active]", 'Subject "multiple"'):
+        assert usage in listed, usage
