@@ -175,7 +175,7 @@ class Go(Declared):
         name="go", title="Go", sides=("Black", "White"),
         options=(OptionSpec("size", "choice", 9, "board size", choices=SIZES),
                  OptionSpec("komi", "half", 7.5, "points White receives", low=-100, high=100)),
-        passing=True, record_format="sgf")
+        passing=True, words=(DONE, RESUME), record_format="sgf")
 
     def initial_state(self, options: dict) -> GoState:
         options = self.with_defaults(options)

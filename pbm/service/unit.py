@@ -2,8 +2,10 @@
 
 ``run(engine, settings, work)`` opens the write transaction, gives ``work`` a
 ``Unit`` to act through, retries the whole of it when another writer changed
-the same board first (a version conflict), commits, and only then delivers the
-mails the work queued and publishes the boards it changed to live pages.
+the same board first (a version conflict) or PostgreSQL broke a deadlock by
+rolling it back (two mails locking two players' rows in opposite order),
+commits, and only then delivers the mails the work queued and publishes the
+boards it changed to live pages.
 Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
 work rolls everything back and reaches the caller.
 """
@@ -18,6 +20,7 @@ from typing import Callable, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
@@ -32,7 +35,8 @@ T = TypeVar("T")
 # Called after every commit that changed boards, with the committed unit; the
 # computer player registers here to think about its next move.
 AFTER_COMMIT: list[Callable[[Engine, "Unit"], None]] = []
-ATTEMPTS = 3  # a version conflict is retried this often before it is an error
+ATTEMPTS = 3  # a version conflict (or a deadlock) is retried this often before it is an error
+DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE for a transaction rolled back to break a deadlock
 
 
 @dataclass
@@ -83,6 +87,10 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                                     {"channel": events.CHANNEL, "payload": json.dumps(unit.changed)})
         except StaleDataError:
             if attempt == ATTEMPTS - 1:
+                raise
+            continue
+        except DBAPIError as error:  # PostgreSQL chose this unit to break a deadlock: it did nothing; again
+            if getattr(error.orig, "sqlstate", None) != DEADLOCK or attempt == ATTEMPTS - 1:
                 raise
             continue
         deliver_after_commit(engine, settings, unit.outbox)
