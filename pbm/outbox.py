@@ -1,15 +1,15 @@
 """The outbox: every outgoing mail is a row first, delivered after commit.
 
-A row is written already claimed by the request that made it (a lease of
-a few minutes, with a claim token), which sends it right after the commit;
-the scheduler's sweep claims a row with a conditional UPDATE only when it is
-due: a failed attempt (retried later with back-off and the same Message-ID)
-or a lease that ran out because the process died.
+A row is written already claimed by the process that made it (a lease of a
+few minutes, with a claim token); after the commit it goes to that process's
+delivery thread, which sends it while the request that made it has already
+answered. The scheduler's sweep claims a row with a conditional UPDATE only
+when it is due: a failed attempt (retried later with back-off and the same
+Message-ID) or a lease that ran out because the process died.
 
 Each mail is marked sent in its own transaction the moment the relay accepts
-it (a local Maildir batch, written within microseconds, in one; deliveries
-that finish at once share one: group commit), so a crash can repeat only the
-mail in flight: delivery is at least once, never lost,
+it (a local Maildir batch, written within microseconds, in one), so a crash
+can repeat only the mail in flight: delivery is at least once, never lost,
 and a repeat carries the same Message-ID. A mail that
 fails ``MAX_ATTEMPTS`` times is marked ``failed`` and logged at ERROR, once.
 One mail's failure, whatever raised it, never stops the rest of its batch.
@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
-import time
 import uuid
-import weakref
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
@@ -116,8 +115,7 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], no
     Over a relay each result is recorded before the next mail goes, so a crash
     can repeat only the mail in flight. A local transport takes a batch within
     microseconds, so its results are recorded together: one write transaction,
-    which under load is a wait for the write lock, instead of one per mail (and
-    concurrent deliveries share it, see ``_record``)."""
+    which under load is a wait for the write lock, instead of one per mail."""
     results: list[tuple[OutboxMail, str | None]] = []
     sent = 0
     with open_transport(settings) as transport:
@@ -144,56 +142,36 @@ def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str |
     return None
 
 
-_turns: "weakref.WeakKeyDictionary[Engine, tuple[threading.Lock, list]]" = weakref.WeakKeyDictionary()
-_turns_lock = threading.Lock()
-
-
 def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: datetime) -> None:
-    """Write attempts' results (row, None when sent or else the error), each only
-    while this claim still holds its row; returns once they are written.
-
-    Concurrent callers share one write transaction (group commit): results wait in
-    a list per engine, and the caller that gets the engine's turn writes everything
-    waiting, so a caller whose results went with another's returns at once. (If
-    that transaction fails, its rows stay claimed until the lease ends and the
-    sweep sends them again, as for a crash.)"""
+    """Write attempts' results (row, None when sent or else the error) in one
+    transaction, each only while this claim still holds its row. (If that
+    transaction fails, its rows stay claimed until the lease ends and the sweep
+    sends them again, as for a crash.)"""
     if not results:
         return
-    with _turns_lock:
-        turn, waiting = _turns.setdefault(engine, (threading.Lock(), []))
-        waiting.extend((row, error, now) for row, error in results)
-    with turn:
-        with _turns_lock:
-            batch = waiting[:]
-            waiting.clear()
-        if batch:
-            _write_results(engine, batch)
-
-
-def _write_results(engine: Engine, batch: list[tuple[OutboxMail, str | None, datetime]]) -> None:
-    sent_at: dict[datetime, list[OutboxMail]] = {}
     failures = []
     with transaction(engine) as session:
+        connection = session.connection()  # Core statements: the ORM's bulk UPDATE costs more than the write
         if engine.dialect.name == "postgresql":
             # Losing this mark in a crash only sends the mail again (at least once, same
             # Message-ID), so it need not wait for the log flush, as the move's commit does.
-            session.execute(text("SET LOCAL synchronous_commit TO OFF"))
-        for row, error, now in batch:
+            connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        sent = [row for row, error in results if error is None]
+        if sent:  # claims are unique: no row matches another row's claim
+            connection.execute(update(OutboxMail).where(
+                OutboxMail.id.in_([row.id for row in sent]), OutboxMail.claim.in_([row.claim for row in sent]),
+                OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
+                                                       last_error=None))
+        for row, error in results:
             if error is None:
-                sent_at.setdefault(now, []).append(row)
                 continue
             ours = and_(OutboxMail.id == row.id, OutboxMail.claim == row.claim,
                         OutboxMail.status == "sending")
             given_up = row.attempts >= MAX_ATTEMPTS
-            changed = session.execute(update(OutboxMail).where(ours).values(
+            changed = connection.execute(update(OutboxMail).where(ours).values(
                 status="failed" if given_up else "pending", claimed_until=None,
                 next_attempt_at=now + backoff(row.attempts), last_error=error[:2000])).rowcount
             failures.append((row, error, given_up and changed))
-        for now, rows in sent_at.items():  # claims are unique: no row matches another row's claim
-            session.execute(update(OutboxMail).where(
-                OutboxMail.id.in_([row.id for row in rows]), OutboxMail.claim.in_([row.claim for row in rows]),
-                OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
-                                                       last_error=None))
     for row, error, given_up in failures:
         if given_up:
             log.error("mail %s to %s failed for good after %d attempts; last error: %s",
@@ -222,33 +200,63 @@ def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
                   row.message_id, row.recipient, row.attempts, MAX_ATTEMPTS)
 
 
-_background: set[threading.Thread] = set()
-_background_lock = threading.Lock()
+class _Courier:
+    """This process's delivery thread: it sends the mails that commits in this process
+    hand it, everything waiting at once as one batch (one transport, and for a local
+    transport one transaction marking them sent), so the request that committed them
+    answers without waiting for the delivery, and deliveries of moves committed
+    together share their work. Started at the first mail, anew in a forked child."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._waiting: list[tuple[Engine, Settings, list[OutboxMail]]] = []
+        self._sending = False
+        self._thread: threading.Thread | None = None
+
+    def hand(self, engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+        with self._changed:
+            self._waiting.append((engine, settings, rows))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pbm-outbox", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._waiting)
+                waiting, self._waiting = self._waiting, []
+                self._sending = True
+            try:
+                batches: dict[tuple[Engine, Settings], list[OutboxMail]] = {}
+                for engine, settings, rows in waiting:
+                    batches.setdefault((engine, settings), []).extend(rows)
+                for (engine, settings), rows in batches.items():
+                    _send_committed(engine, settings, rows)
+            finally:
+                with self._changed:
+                    self._sending = False
+                    self._changed.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until nothing handed over is waiting or being sent, at most ``timeout``
+        seconds; returns whether that happened."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._waiting and not self._sending, timeout)
+
+
+_courier = _Courier()
+# A child forked while the thread ran would inherit its state but not the thread.
+os.register_at_fork(after_in_child=lambda: globals().update(_courier=_Courier()))
 
 
 def deliver_after_commit(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
-    """Send the mails a transaction just committed (``queue`` claimed them): at once for
-    local backends, in a background thread for SMTP, so a slow or absent relay never
-    delays the answer to the inbound mail. A process that exits waits up to
-    ``EXIT_WAIT_SECONDS`` for those threads (see ``wait_for_deliveries``)."""
-    if not rows:
-        return
-    if settings.mail_backend != "smtp":
-        _send_committed(engine, settings, rows)
-        return
-    thread = threading.Thread(target=_send_in_background, args=(engine, settings, rows),
-                              name="pbm-outbox", daemon=True)
-    with _background_lock:
-        _background.add(thread)
-    thread.start()
-
-
-def _send_in_background(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
-    try:
-        _send_committed(engine, settings, rows)
-    finally:
-        with _background_lock:
-            _background.discard(threading.current_thread())
+    """Hand the mails a transaction just committed (``queue`` claimed them) to this
+    process's delivery thread and return at once: the outbox rows are the promise,
+    so the answer to the inbound mail never waits for a relay or a disk. A process
+    that exits waits up to ``EXIT_WAIT_SECONDS`` for them (``wait_for_deliveries``)."""
+    if rows:
+        _courier.hand(engine, settings, rows)
 
 
 def _send_committed(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
@@ -259,18 +267,10 @@ def _send_committed(engine: Engine, settings: Settings, rows: list[OutboxMail]) 
 
 
 def wait_for_deliveries(timeout: float) -> bool:
-    """Wait until this process's background deliveries have finished, at most
-    ``timeout`` seconds; returns whether they all did."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with _background_lock:
-            running = next(iter(_background), None)
-        if running is None:
-            return True
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        running.join(remaining)
+    """Wait until the mails this process committed so far have been delivered (or
+    their attempt has failed and been recorded), at most ``timeout`` seconds;
+    returns whether they all were."""
+    return _courier.wait(timeout)
 
 
 @atexit.register

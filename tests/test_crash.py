@@ -94,8 +94,12 @@ def start_boards(server: Server, maildir: str) -> dict[tuple[int, str], str]:
     for n in range(BOARDS):
         result = server.post(make_mail(f"p{2 * n}@players.test", f"greatkingdom challenge p{2 * n} p{2 * n + 1}"))
         assert result["status"] == "applied"
-    return {(int(mail["Subject"].split()[3]), mail["To"].addresses[0].addr_spec): str(mail["Reply-To"])
-            for mail in Outbox(maildir).all() if mail["Subject"].startswith("Great Kingdom Board")}
+
+    def every_tag() -> dict[tuple[int, str], str] | None:
+        tags = {(int(mail["Subject"].split()[3]), mail["To"].addresses[0].addr_spec): str(mail["Reply-To"])
+                for mail in Outbox(maildir).all() if mail["Subject"].startswith("Great Kingdom Board")}
+        return tags if len(tags) == 2 * BOARDS else None
+    return wait_until(every_tag, "every player's board mail (delivered after the answer)", 60)
 
 
 def next_reply(engine, reply_tags: dict, board_id: int, rng: random.Random) -> tuple[Acknowledged, bytes] | None:
