@@ -113,7 +113,7 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
     stages.wrap(inbound, "answer", "command (handlers, ORM)")
     for name in ("render", "compose"):
         stages.wrap(letters, name, "composing mails")
-    stages.wrap(unit_module, "queue", "composing mails")
+    stages.wrap(unit_module, "outgoing", "composing mails")
     stages.wrap(unit_module, "deliver_after_commit", "delivery (Maildir)")
     game_class = type(get_game(game_name))
     for name in ("apply", "parse_move", "format_move", "legal_moves", "outcome", "actors", "to_move",

@@ -22,10 +22,11 @@ import logging
 import os
 import threading
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
-from sqlalchemy import Select, and_, or_, text, update
+from sqlalchemy import Select, and_, insert, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -47,9 +48,25 @@ SWEEP_BATCH = 500
 EXIT_WAIT_SECONDS = 20.0
 
 
-def queue(session: Session, message: EmailMessage, board_id: int | None, now: datetime) -> OutboxMail:
-    """Add a mail to the outbox inside the caller's transaction, claimed for sending
-    right after the commit (see ``deliver_after_commit``).
+@dataclass
+class Outgoing:
+    """A mail on its way into the outbox, as this process's delivery thread sends it
+    after the commit (the sweep sends ``OutboxMail`` rows, which have these fields too)."""
+
+    message_id: str
+    board_id: int | None
+    recipient: str
+    subject: str
+    raw: bytes  # the bytes on the wire
+    claim: str = field(default_factory=lambda: uuid.uuid4().hex)
+    attempts: int = 1
+
+
+Sendable = Outgoing | OutboxMail  # what a delivery sends: a mail just committed, or a row the sweep claimed
+
+
+def outgoing(message: EmailMessage, board_id: int | None) -> Outgoing:
+    """A composed mail made ready for the outbox (``queue``).
 
     The stored bytes are what goes on the wire: a recipient whose domain is
     internationalised but whose local part is ASCII is written with an IDNA
@@ -63,21 +80,19 @@ def queue(session: Session, message: EmailMessage, board_id: int | None, now: da
             wire_policy = WIRE_UTF8
         else:
             message.replace_header("To", ascii_recipient)
-    row = OutboxMail(
-        message_id=str(message["Message-ID"]),
-        board_id=board_id,
-        recipient=recipient,
-        subject=str(message["Subject"]),
-        raw=message.as_bytes(policy=wire_policy),
-        status="sending",
-        attempts=1,
-        claimed_until=now + CLAIM_LEASE,
-        claim=uuid.uuid4().hex,
-        next_attempt_at=now,
-        created_at=now,
-    )
-    session.add(row)
-    return row
+    return Outgoing(message_id=str(message["Message-ID"]), board_id=board_id, recipient=recipient,
+                    subject=str(message["Subject"]), raw=message.as_bytes(policy=wire_policy))
+
+
+def queue(session: Session, mails: list[Outgoing], now: datetime) -> None:
+    """Add ``mails`` to the outbox inside the caller's transaction (one statement),
+    claimed by this process for sending right after the commit (``deliver_after_commit``)."""
+    if mails:
+        session.connection().execute(insert(OutboxMail), [
+            {"message_id": mail.message_id, "board_id": mail.board_id, "recipient": mail.recipient,
+             "subject": mail.subject, "raw": mail.raw, "status": "sending", "attempts": mail.attempts,
+             "claimed_until": now + CLAIM_LEASE, "claim": mail.claim, "next_attempt_at": now, "created_at": now}
+            for mail in mails])
 
 
 def backoff(attempts: int) -> timedelta:
@@ -109,14 +124,14 @@ def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail
                                  .order_by(OutboxMail.id)).all())
 
 
-def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], now: datetime) -> int:
+def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime) -> int:
     """Send rows this process has claimed over one transport; returns how many it accepted.
 
     Over a relay each result is recorded before the next mail goes, so a crash
     can repeat only the mail in flight. A local transport takes a batch within
     microseconds, so its results are recorded together: one write transaction,
     which under load is a wait for the write lock, instead of one per mail."""
-    results: list[tuple[OutboxMail, str | None]] = []
+    results: list[tuple[Sendable, str | None]] = []
     sent = 0
     with open_transport(settings) as transport:
         for row in rows:
@@ -130,7 +145,7 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], no
     return sent
 
 
-def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str | None:
+def _attempt(transport: Transport, settings: Settings, row: Sendable) -> str | None:
     """Send one mail; returns None when it went, else why it did not."""
     try:
         transport.send(settings.server_address, row.recipient, row.raw)
@@ -142,7 +157,7 @@ def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str |
     return None
 
 
-def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: datetime) -> None:
+def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: datetime) -> None:
     """Write attempts' results (row, None when sent or else the error) in one
     transaction, each only while this claim still holds its row. (If that
     transaction fails, its rows stay claimed until the lease ends and the sweep
@@ -159,13 +174,14 @@ def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: d
         sent = [row for row, error in results if error is None]
         if sent:  # claims are unique: no row matches another row's claim
             connection.execute(update(OutboxMail).where(
-                OutboxMail.id.in_([row.id for row in sent]), OutboxMail.claim.in_([row.claim for row in sent]),
+                OutboxMail.message_id.in_([row.message_id for row in sent]),
+                OutboxMail.claim.in_([row.claim for row in sent]),
                 OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
                                                        last_error=None))
         for row, error in results:
             if error is None:
                 continue
-            ours = and_(OutboxMail.id == row.id, OutboxMail.claim == row.claim,
+            ours = and_(OutboxMail.message_id == row.message_id, OutboxMail.claim == row.claim,
                         OutboxMail.status == "sending")
             given_up = row.attempts >= MAX_ATTEMPTS
             changed = connection.execute(update(OutboxMail).where(ours).values(
@@ -209,11 +225,11 @@ class _Courier:
 
     def __init__(self):
         self._changed = threading.Condition()
-        self._waiting: list[tuple[Engine, Settings, list[OutboxMail]]] = []
+        self._waiting: list[tuple[Engine, Settings, list[Outgoing]]] = []
         self._sending = False
         self._thread: threading.Thread | None = None
 
-    def hand(self, engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
         with self._changed:
             self._waiting.append((engine, settings, rows))
             if self._thread is None:
@@ -228,7 +244,7 @@ class _Courier:
                 waiting, self._waiting = self._waiting, []
                 self._sending = True
             try:
-                batches: dict[tuple[Engine, Settings], list[OutboxMail]] = {}
+                batches: dict[tuple[Engine, Settings], list[Outgoing]] = {}
                 for engine, settings, rows in waiting:
                     batches.setdefault((engine, settings), []).extend(rows)
                 for (engine, settings), rows in batches.items():
@@ -250,7 +266,7 @@ _courier = _Courier()
 os.register_at_fork(after_in_child=lambda: globals().update(_courier=_Courier()))
 
 
-def deliver_after_commit(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     """Hand the mails a transaction just committed (``queue`` claimed them) to this
     process's delivery thread and return at once: the outbox rows are the promise,
     so the answer to the inbound mail never waits for a relay or a disk. A process
@@ -259,11 +275,11 @@ def deliver_after_commit(engine: Engine, settings: Settings, rows: list[OutboxMa
         _courier.hand(engine, settings, rows)
 
 
-def _send_committed(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+def _send_committed(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     try:
         _send_claimed(engine, settings, rows, utcnow())
     except Exception:  # the database failed: the lease runs out and the sweep sends them
-        log.exception("delivering outbox mails %s failed", [row.id for row in rows])
+        log.exception("delivering outbox mails %s failed", [row.message_id for row in rows])
 
 
 def wait_for_deliveries(timeout: float) -> bool:

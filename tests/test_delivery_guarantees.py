@@ -15,7 +15,7 @@ from sqlmodel import select
 from pbm.db import reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, utcnow
-from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, queue, wait_for_deliveries
+from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue, wait_for_deliveries
 
 from .conftest import free_port, make_mail
 
@@ -283,9 +283,10 @@ def test_backoff_doubles_up_to_six_hours():
 
 def queue_orphans(server, recipients, now):
     """Mails queued at ``now`` by a process that died before sending them."""
+    mails = [outgoing(compose(server.settings, to=r, subject="x", body="Hello.", now=now), None) for r in recipients]
     with transaction(server.engine) as session:
-        return [queue(session, compose(server.settings, to=r, subject="x", body="Hello.", now=now),
-                      None, now).message_id for r in recipients]
+        queue(session, mails, now)
+    return [mail.message_id for mail in mails]
 
 
 def test_an_unexpected_error_fails_only_its_mail(server, outbox, monkeypatch, caplog):

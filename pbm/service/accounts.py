@@ -57,6 +57,12 @@ def by_address(session: Session, address: str) -> Player | None:
     return session.exec(select(Player).where(or_(Player.email == address, Player.id.in_(added)))).first()
 
 
+def is_address_of(session: Session, player: Player, address: str) -> bool:
+    """Whether mail from ``address`` counts as the player's (asks the database only
+    when it is not the primary address)."""
+    return address == player.email or address in addresses(session, player)
+
+
 def addresses(session: Session, player: Player) -> set[str]:
     """Every address whose mail counts as the player's: the primary one and those added."""
     added = session.exec(select(PlayerAddress.email).where(PlayerAddress.player_id == player.id)).all()

@@ -13,7 +13,7 @@ import json
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import or_
+from sqlalchemy import insert, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -99,16 +99,20 @@ def bounded(comment: str) -> str:
 
 
 def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
-           outcome: Outcome | None, comment: str = "") -> MoveRecord:
-    """Add one entry to the board's log and update its cache, turn and deadlines.
+           outcome: Outcome | None, comment: str = "") -> str:
+    """Add one entry to the board's log and update its cache, turn and deadlines;
+    returns the comment as the log keeps it (``bounded``).
     The entry ends any open request (it was about the position before); the end of
     the game or an undo also drops a queued move; an entry that ends the game moves
     the players' ratings (``ratings.game_over``)."""
-    record = MoveRecord(board_id=board.id, number=board.move_count + 1, seat=seat, kind=kind, text=text,
-                        comment=bounded(comment), created_at=unit.now)
-    unit.session.add(record)
+    logged = bounded(comment)
+    # A Core INSERT, at once: the log is append-only and read as plain rows, so the
+    # entry never needs to be an ORM object (whose flush costs more than the write).
+    unit.session.connection().execute(insert(MoveRecord), {
+        "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
+        "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)
-    board.move_count = record.number
+    board.move_count += 1
     board.last_move_at = unit.now
     board.request_kind = board.request_seat = board.request_move = None
     if outcome is not None or kind == "undo":
@@ -125,7 +129,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
     if outcome is not None:
         ratings.game_over(unit, board, outcome)  # every end of a game passes here
     unit.board_changed(board)
-    return record
+    return logged
 
 
 def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", number: int | None = None) -> None:
@@ -157,9 +161,9 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         decline(unit, board, game, seat, state, players, comment)
         return
     if text.lower() == "resign":
-        record = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
+        logged = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
                         outcome=ending(game, "resign", seat), comment=comment)
-        letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
+        letters.board_mails(unit, board, players, comment=logged, mover=seat)
         return
     if seat not in game.actors(state):
         turn = game.to_move(state)
@@ -173,10 +177,10 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         raise PlayerError(lazy_sentence(error), lazy_gettext('a move in %(game)s notation (send "%(name)s help")',
                                                    game=game.title, name=game.name)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
-    record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
+    logged = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
-    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced, notes=notes)
+    letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
 
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
@@ -186,9 +190,9 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     if moved is not None:
         raise PlayerError(lazy_gettext("You have moved on board %(board)s already; a game can only be declined "
                                        "before your first move (resign ends it instead).", board=board.id))
-    record = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
+    logged = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
                     outcome=ending(game, "decline", seat), comment=comment)
-    letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
+    letters.board_mails(unit, board, players, comment=logged, mover=seat)
 
 
 def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[str]:

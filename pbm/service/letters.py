@@ -101,7 +101,7 @@ def _answer_budget(unit: Unit) -> int:
         received = unit.session.exec(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.sender == unit.mail.sender,
             InboundMessage.received_at > unit.now - timedelta(hours=1))).one()
-        unit.answer_budget = MAX_ANSWERS_PER_HOUR + 1 - received  # this mail is already recorded
+        unit.answer_budget = MAX_ANSWERS_PER_HOUR - received  # this mail is recorded as its unit ends
     return unit.answer_budget
 
 

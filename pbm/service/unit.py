@@ -24,8 +24,8 @@ from sqlmodel import Session
 from ..config import Settings
 from ..db import transaction
 from ..mail.inbound import InboundMail
-from ..models import Board, OutboxMail, utcnow
-from ..outbox import deliver_after_commit, queue
+from ..models import Board, utcnow
+from ..outbox import Outgoing, deliver_after_commit, outgoing, queue
 from . import events
 
 T = TypeVar("T")
@@ -44,7 +44,7 @@ class Unit:
     settings: Settings
     now: datetime
     mail: InboundMail | None = None
-    outbox: list[OutboxMail] = field(default_factory=list)
+    outbox: list[Outgoing] = field(default_factory=list)  # written to the outbox as the unit ends
     changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
@@ -56,8 +56,8 @@ class Unit:
     answer_budget: int | None = None  # answers the sender may still get this hour (counted once per unit)
 
     def queue(self, message: EmailMessage, board_id: int | None) -> None:
-        """Put one composed mail in the outbox, in this transaction."""
-        self.outbox.append(queue(self.session, message, board_id, self.now))
+        """Put one composed mail in the outbox, in this transaction (written as the work ends)."""
+        self.outbox.append(outgoing(message, board_id))
 
     def board_changed(self, board: Board) -> None:
         """Tell live pages about this board once the transaction commits."""
@@ -77,6 +77,7 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             with transaction(engine) as session:
                 unit.session = session
                 result = work(unit)
+                queue(session, unit.outbox, now)
                 session.flush()
                 if unit.changed and engine.dialect.name == "postgresql":
                     session.execute(text("SELECT pg_notify(:channel, :payload)"),
