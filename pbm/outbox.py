@@ -24,16 +24,15 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email.message import EmailMessage
 
-from sqlalchemy import Select, and_, insert, or_, text, update
+from sqlalchemy import Select, and_, bindparam, insert, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from .config import Settings
 from .db import reading, transaction
-from .mail.outbound import WIRE, WIRE_UTF8
-from .mail.transport import DeliveryError, Transport, ascii_address, open_transport
+from .mail.outbound import Composed
+from .mail.transport import DeliveryError, Transport, open_transport
 from .models import OutboxMail, utcnow
 
 log = logging.getLogger(__name__)
@@ -65,23 +64,9 @@ class Outgoing:
 Sendable = Outgoing | OutboxMail  # what a delivery sends: a mail just committed, or a row the sweep claimed
 
 
-def outgoing(message: EmailMessage, board_id: int | None) -> Outgoing:
-    """A composed mail made ready for the outbox (``queue``).
-
-    The stored bytes are what goes on the wire: a recipient whose domain is
-    internationalised but whose local part is ASCII is written with an IDNA
-    domain in ``To`` (any relay takes it); a non-ASCII local part keeps UTF-8
-    headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
-    recipient = str(message["To"])
-    wire_policy = WIRE
-    if not recipient.isascii():
-        ascii_recipient = ascii_address(recipient)
-        if ascii_recipient is None:
-            wire_policy = WIRE_UTF8
-        else:
-            message.replace_header("To", ascii_recipient)
-    return Outgoing(message_id=str(message["Message-ID"]), board_id=board_id, recipient=recipient,
-                    subject=str(message["Subject"]), raw=message.as_bytes(policy=wire_policy))
+def outgoing(mail: Composed, board_id: int | None) -> Outgoing:
+    """A composed mail made ready for the outbox (``queue``)."""
+    return Outgoing(mail.message_id, board_id, mail.recipient, mail.subject, mail.raw)
 
 
 def queue(session: Session, mails: list[Outgoing], now: datetime) -> None:
@@ -157,6 +142,15 @@ def _attempt(transport: Transport, settings: Settings, row: Sendable) -> str | N
     return None
 
 
+# Built once (the delivery thread runs it for every batch). Claims are unique: no
+# row matches another row's claim.
+_MARK_SENT = update(OutboxMail).where(
+    OutboxMail.message_id.in_(bindparam("ids", expanding=True)),
+    OutboxMail.claim.in_(bindparam("claims", expanding=True)),
+    OutboxMail.status == "sending").values(status="sent", sent_at=bindparam("now"), claimed_until=None,
+                                           last_error=None)
+
+
 def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: datetime) -> None:
     """Write attempts' results (row, None when sent or else the error) in one
     transaction, each only while this claim still holds its row. (If that
@@ -172,12 +166,9 @@ def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: dat
             # Message-ID), so it need not wait for the log flush, as the move's commit does.
             connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
         sent = [row for row, error in results if error is None]
-        if sent:  # claims are unique: no row matches another row's claim
-            connection.execute(update(OutboxMail).where(
-                OutboxMail.message_id.in_([row.message_id for row in sent]),
-                OutboxMail.claim.in_([row.claim for row in sent]),
-                OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
-                                                       last_error=None))
+        if sent:
+            connection.execute(_MARK_SENT, {"ids": [row.message_id for row in sent],
+                                            "claims": [row.claim for row in sent], "now": now})
         for row, error in results:
             if error is None:
                 continue

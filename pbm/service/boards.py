@@ -13,7 +13,7 @@ import json
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import insert, or_
+from sqlalchemy import bindparam, insert, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -78,13 +78,17 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
     return board
 
 
+# Built once: a statement made per call costs more Python than its round trip.
+_BY_TOKEN = select(Board).where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token")))
+_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update()
+
+
 def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board | None, int]:
     """The board and seat of a private token, or (None, 0); locked unless ``lock`` is False.
     On a board played on one device, either token is the seat to act (``rooms.acting_seat``)."""
     from .rooms import acting_seat  # rooms builds on this module
 
-    query = select(Board).where(or_(Board.token0 == token, Board.token1 == token))
-    board = session.exec(query.with_for_update() if lock else query).first()
+    board = session.exec(_BY_TOKEN_LOCKED if lock else _BY_TOKEN, params={"token": token}).first()
     if board is None:
         return None, 0
     seat = 0 if board.token0 == token else 1

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.message import EmailMessage
 from typing import Callable, TypeVar
 
 from sqlalchemy import text
@@ -24,6 +23,7 @@ from sqlmodel import Session
 from ..config import Settings
 from ..db import transaction
 from ..mail.inbound import InboundMail
+from ..mail.outbound import Composed
 from ..models import Board, utcnow
 from ..outbox import Outgoing, deliver_after_commit, outgoing, queue
 from . import events
@@ -55,9 +55,9 @@ class Unit:
     new_boards: int = 0  # boards this unit started
     answer_budget: int | None = None  # answers the sender may still get this hour (counted once per unit)
 
-    def queue(self, message: EmailMessage, board_id: int | None) -> None:
+    def queue(self, mail: Composed, board_id: int | None) -> None:
         """Put one composed mail in the outbox, in this transaction (written as the work ends)."""
-        self.outbox.append(outgoing(message, board_id))
+        self.outbox.append(outgoing(mail, board_id))
 
     def board_changed(self, board: Board) -> None:
         """Tell live pages about this board once the transaction commits."""
