@@ -103,18 +103,14 @@ def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first:
     up to it, so a board mail, which lists the same moves as the one before and
     one more, works out only the new ones: from the position before them, which
     ``replay`` finds from a remembered one; an ``undo`` entry returns to its own replay."""
-    digest = _digest(game, options)
-    keys = []  # keys[i]: the key of what entry i did, a digest of entries 0 to i
-    for entry in log:
-        digest.update(_entry_bytes(entry))
-        keys.append(digest.copy().digest())
+    keys = _prefix_keys(game, options, log, range(first + 1, len(log) + 1))  # what entry i did: keys[i + 1]
     done: list[Consequences | None] = [None] * first
     with _checkpoints_lock:
-        for key in keys[first:]:
-            if key not in _consequences:
+        for count in range(first + 1, len(log) + 1):
+            if keys[count] not in _consequences:
                 break
-            _consequences.move_to_end(key)
-            done.append(_consequences[key])
+            _consequences.move_to_end(keys[count])
+            done.append(_consequences[keys[count]])
     if len(done) == len(log):
         return done
     state = replay(game, options, log[:len(done)])[0]
@@ -127,17 +123,20 @@ def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first:
             if entry.kind == "undo":
                 state = replay(game, options, log[:index + 1])[0]
             done.append(None)
-        _remember(_consequences, MAX_CONSEQUENCES, keys[index], done[index])
+        _remember(_consequences, MAX_CONSEQUENCES, keys[index + 1], done[index])
     return done
 
 
-def _digest(game: Game, options: dict):
-    """The start of a log's digest: the game and its options."""
-    return hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
-
-
-def _entry_bytes(entry: LogEntry) -> bytes:
-    return f"{len(entry.kind)}:{entry.kind}:{entry.seat}:{len(entry.text)}:{entry.text};".encode()
+def _prefix_keys(game: Game, options: dict, log: Sequence[LogEntry], counts) -> dict[int, bytes]:
+    """For each of ``counts`` (from 1 to the log's length), a digest of the game, its
+    options and the log's first ``count`` entries: a key no other log shares."""
+    digest = hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
+    keys, hashed = {}, 0
+    for count in sorted(counts):
+        # Fields separated by control characters, which no move text holds.
+        digest.update("".join([f"{e.kind}\x1f{e.seat}\x1f{e.text}\x1e" for e in log[hashed:count]]).encode())
+        keys[count], hashed = digest.copy().digest(), count
+    return keys
 
 
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
@@ -154,18 +153,16 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     log that differs anywhere has other keys. Positions are kept as the game's
     JSON, so each replay works on a state of its own."""
     log = [entry for _, entry in in_force(log)]
-    digest = _digest(game, options)
-    keys: list[bytes] = []  # keys[i]: the key of the position after the first i + 1 standing entries
-    for entry in log:
-        digest.update(_entry_bytes(entry))
-        keys.append(digest.copy().digest())
+    # The keys of the positions after the checkpoints' counts and the last few counts.
+    keys = _prefix_keys(game, options, log, {*range(CHECKPOINT_EVERY, len(log) + 1, CHECKPOINT_EVERY),
+                                             *range(max(1, len(log) - CHECKPOINT_EVERY), len(log) + 1)})
     start, state, ended = 0, None, None
     with _checkpoints_lock:
-        for index in range(len(keys) - 1, -1, -1):
-            remembered = _latest if keys[index] in _latest else _checkpoints
-            if keys[index] in remembered:
-                remembered.move_to_end(keys[index])
-                (data, ended), start = remembered[keys[index]], index + 1
+        for count in sorted(keys, reverse=True):
+            remembered = _latest if keys[count] in _latest else _checkpoints
+            if keys[count] in remembered:
+                remembered.move_to_end(keys[count])
+                (data, ended), start = remembered[keys[count]], count
                 state = game.from_json(data)
                 break
     if state is None:
@@ -177,9 +174,9 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
         else:
             ended = ending(game, entry.kind, entry.seat)
         if count % CHECKPOINT_EVERY == 0:
-            _remember(_checkpoints, MAX_CHECKPOINTS, keys[count - 1], (game.to_json(state), ended))
+            _remember(_checkpoints, MAX_CHECKPOINTS, keys[count], (game.to_json(state), ended))
     if len(log) > start and len(log) % CHECKPOINT_EVERY:
-        _remember(_latest, MAX_LATEST, keys[-1], (game.to_json(state), ended))
+        _remember(_latest, MAX_LATEST, keys[len(log)], (game.to_json(state), ended))
     return state, ended or game.outcome(state)
 
 
