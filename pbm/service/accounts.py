@@ -3,6 +3,7 @@ signing off, and players invited by a challenge."""
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from datetime import timedelta
@@ -30,10 +31,17 @@ MAX_ADDED = 5  # addresses an account may have besides its primary one
 def normalise_address(address: str) -> str:
     """The canonical form of an address; PlayerError when it is not usable."""
     try:
-        return validate_email(address, check_deliverability=False, test_environment=True).normalized.lower()
+        return _validated(address)
     except EmailNotValidError as error:
         raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
                                        reason=error)) from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _validated(address: str) -> str:
+    """email-validator's canonical form of a valid address (remembered: the same
+    players write again and again; a refused address is checked anew each time)."""
+    return validate_email(address, check_deliverability=False, test_environment=True).normalized.lower()
 
 
 def sender_address(address: str) -> str:

@@ -33,9 +33,11 @@ MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
 MAX_RELAYED_PER_MAIL = 60  # a player's words passed on to others (chat, message) one inbound mail may cause
 
+# auto_reload off: the templates are part of the package, and checking their files
+# for changes on every mail cost a stat() each.
 _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoescape=False,
                          trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined,
-                         extensions=["jinja2.ext.i18n"])
+                         extensions=["jinja2.ext.i18n"], auto_reload=False)
 _templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
 _templates.filters["sentence"] = game_sentence
