@@ -27,9 +27,7 @@ import time
 import urllib.request
 import uuid
 from email import message_from_bytes, policy
-from email.message import EmailMessage
 from dataclasses import dataclass
-from email.utils import make_msgid
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -127,7 +125,8 @@ def reply_tags(maildir: str, players: set[tuple[int, str]]) -> dict[tuple[int, s
     deadline = time.monotonic() + 60
     while True:
         tags = {}
-        for raw in mailbox.Maildir(maildir, create=True).itervalues():
+        delivered = mailbox.Maildir(maildir, create=False).itervalues() if Path(maildir, "new").is_dir() else []
+        for raw in delivered:
             m = message_from_bytes(raw.as_bytes(), policy=policy.default)
             if m["Reply-To"]:
                 board = int(str(m["Subject"]).split()[3])
