@@ -2,8 +2,10 @@
 
 ``run(engine, settings, work)`` opens the write transaction, gives ``work`` a
 ``Unit`` to act through, retries the whole of it when another writer changed
-the same board first (a version conflict), commits, and only then delivers the
-mails the work queued and publishes the boards it changed to live pages.
+the same board first (a version conflict), writes the mails the work queued
+to the outbox, commits, and only then hands those mails to the process's
+delivery thread (``outbox.deliver_after_commit``: the caller answers without
+waiting for them) and publishes the boards it changed to live pages.
 Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
 work rolls everything back and reaches the caller.
 """
@@ -67,9 +69,10 @@ class Unit:
 
 def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
         mail: InboundMail | None = None) -> T:
-    """Run ``work`` in one write transaction, retried on a version conflict; deliver
-    its mails and publish its board changes after the commit. Returns what ``work``
-    returns; any exception rolls back and propagates."""
+    """Run ``work`` in one write transaction with the mails it queued, retried on a
+    version conflict; after the commit, hand those mails to the delivery thread and
+    publish its board changes. Returns what ``work`` returns; any exception rolls
+    back and propagates."""
     now = now or utcnow()
     for attempt in range(ATTEMPTS):
         unit = Unit(None, settings, now, mail)  # type: ignore[arg-type]
