@@ -6,6 +6,7 @@ its log replayed, and play goes on from where the log stands."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -128,7 +129,7 @@ def play(server: Server, engine, reply_tags: dict, board_id: int, acknowledged: 
         move, raw = reply
         try:
             result = server.post(raw)
-        except (OSError, urllib.error.URLError):  # killed mid-request: not acknowledged
+        except (OSError, urllib.error.URLError, http.client.HTTPException):  # killed before answering in full
             return
         if result["status"] != "applied":
             refused.append(result)
