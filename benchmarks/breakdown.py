@@ -76,7 +76,9 @@ class Stages:
 
 STAGE_ORDER = ("HTTP, Flask, JSON answer", "mail parsing", "password check", "unit of work (ORM, flush)",
                "command (handlers, ORM)",
-               "game rules", "SQL (driver, commit)", "composing mails", "delivery (Maildir)")
+               "game rules", "SQL (driver, commit)", "composing mails",
+               "delivery (Maildir)")
+DELIVERY = STAGE_ORDER[-1]
 
 
 def instrument(app, stages: Stages, game_name: str) -> dict:
@@ -111,7 +113,7 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
     stages.wrap(inbound, "answer", "command (handlers, ORM)")
     for name in ("render", "compose"):
         stages.wrap(letters, name, "composing mails")
-    stages.wrap(unit_module, "queue", "composing mails")
+    stages.wrap(unit_module, "outgoing", "composing mails")
     stages.wrap(unit_module, "deliver_after_commit", "delivery (Maildir)")
     game_class = type(get_game(game_name))
     for name in ("apply", "parse_move", "format_move", "legal_moves", "outcome", "actors", "to_move",
@@ -121,6 +123,13 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
 
 
 def make_app(tmp: str, database_url: str | None):
+    """The app on a fresh database. A server hands a commit's mails to its delivery
+    thread; here they are sent in this thread right after the commit, so that the
+    figures count their time and calls (cProfile sees one thread)."""
+    from pbm import outbox
+    from pbm.service import unit
+
+    unit.deliver_after_commit = outbox._send_committed
     url = database_url or f"sqlite:///{tmp}/breakdown.sqlite3"
     migrate.upgrade(url)
     return create_app({"database_url": url, "instance_path": tmp, "maildir": f"{tmp}/outbox",
@@ -156,12 +165,19 @@ class Players:
             tokens = {0: row.token0, 1: row.token1}
         return board, {seat: f"pbm+{board}.{token}@bench.test" for seat, token in tokens.items()}
 
-    def reply(self, board: int, tags: dict[int, str], seat: int, move: str) -> dict:
-        sender = self.address((self.a, self.b)[seat])
-        answer = self.post(mail(sender, tags[seat], "Re: board", move))
+    def reply_mail(self, tags: dict[int, str], seat: int, move: str) -> bytes:
+        """The mail of ``seat``'s reply to its board mail, playing ``move``."""
+        return mail(self.address((self.a, self.b)[seat]), tags[seat], "Re: board", move)
+
+    def send_reply(self, board: int, raw: bytes) -> dict:
+        """Post a reply move written by ``reply_mail``; it must be applied."""
+        answer = self.post(raw)
         if answer["status"] != "applied":
-            raise SystemExit(f"board {board}: {move}: {answer}")
+            raise SystemExit(f"board {board}: {raw!r}: {answer}")
         return answer
+
+    def reply(self, board: int, tags: dict[int, str], seat: int, move: str) -> dict:
+        return self.send_reply(board, self.reply_mail(tags, seat, move))
 
 
 def scripted_game(game_name: str, options: dict, moves: int, seed: int) -> list[tuple[int, str]]:
@@ -196,13 +212,14 @@ def breakdown(database_url: str | None, moves: int) -> None:
         profiled = 0
         for board, tags, script in boards:
             for seat, move in script[:moves - played]:
+                raw = players.reply_mail(tags, seat, move)  # the client's work, not the server's
                 if played % 10 == 0:  # count calls on every tenth move (cProfile slows what it sees)
                     profile.enable()
-                    players.reply(board, tags, seat, move)
+                    players.send_reply(board, raw)
                     profile.disable()
                     profiled += 1
                 else:
-                    players.reply(board, tags, seat, move)
+                    players.send_reply(board, raw)
                 played += 1
         stages.leave()
         total = time.perf_counter() - start
@@ -216,6 +233,9 @@ def breakdown(database_url: str | None, moves: int) -> None:
         seconds = stages.seconds.get(stage, 0.0)
         print(f"  {stage:<28} {seconds / played * 1000:>7.3f} ms  {seconds / total:>5.0%}")
     print(f"  {'total':<28} {total / played * 1000:>7.3f} ms")
+    answered = total - stages.seconds.get(DELIVERY, 0.0)
+    print(f"  {'... before the answer':<28} {answered / played * 1000:>7.3f} ms  (the server delivers after "
+          "answering, in its delivery thread)")
     print(f"  per move: {counts['statements'] / played:.1f} SQL statements, "
           f"{calls / profiled:,.0f} Python function calls, {written / played / 1024:.1f} KiB of mail written")
 

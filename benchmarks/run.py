@@ -12,6 +12,7 @@ A figure, not a pass/fail test. Options: --clients, --games, --size.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import mailbox
 import os
@@ -26,8 +27,7 @@ import time
 import urllib.request
 import uuid
 from email import message_from_bytes, policy
-from email.message import EmailMessage
-from email.utils import make_msgid
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -47,87 +47,155 @@ def free_port() -> int:
 
 
 def mail(sender: str, to: str, subject: str, text: str = "") -> bytes:
-    m = EmailMessage()
-    m["From"], m["To"], m["Subject"] = sender, to, subject
-    m["Message-ID"] = make_msgid(domain="bench.test")
-    m.set_content(text or "\n")
-    return bytes(m)
+    """A plain-text mail as a mail program writes it (ASCII headers, CRLF); written
+    by hand, not by ``email.message``, since the clients share the server's cores."""
+    body = (text or "").replace("\n", "\r\n")
+    return (f"From: {sender}\r\nTo: {to}\r\nSubject: {subject}\r\n"
+            f"Message-ID: <{uuid.uuid4().hex}@bench.test>\r\nMIME-Version: 1.0\r\n"
+            f"Content-Type: text/plain; charset=\"utf-8\"\r\n\r\n{body}\r\n").encode()
+
+
+def process_tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` and its live
+    children (gunicorn's workers), read from Linux's /proc."""
+    total, ticks = 0.0, os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):  # fields[1]: the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
+@dataclass
+class Played:
+    """One benchmark run: each move's latency, the wall time of the play, and the CPU
+    seconds the server (with its workers) and the clients (this process) used meanwhile."""
+
+    latencies: list[float]
+    seconds: float
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+
+    def row(self) -> str:
+        """moves, moves/s, p50, p99, mean, and CPU milliseconds per move of server and clients."""
+        moves, latencies = len(self.latencies), self.latencies
+        return (f"{moves:>6} {moves / self.seconds:>10.1f} {percentile(latencies, 50) * 1000:>8.1f} "
+                f"{percentile(latencies, 99) * 1000:>8.1f} {statistics.mean(latencies) * 1000:>8.1f} "
+                f"{self.server_cpu / moves * 1000:>9.2f} {self.client_cpu / moves * 1000:>9.2f}")
+
+
+HEADER = f"{'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'server ms':>9} {'client ms':>9}"
 
 
 class Client:
+    """One HTTP/1.1 connection to the server, kept open between requests (as a
+    provider's webhook client pools them); one per client thread."""
+
     def __init__(self, base: str):
-        self.base = base
+        self.host, _, port = base.removeprefix("http://").partition(":")
+        self.port = int(port)
+        self.connection: http.client.HTTPConnection | None = None
 
     def post(self, raw: bytes) -> tuple[dict, float]:
-        request = urllib.request.Request(self.base + "/inbound/email", data=raw,
-                                         headers={"Content-Type": "message/rfc822"})
+        """POST one mail to the webhook: (the JSON answer, the seconds it took)."""
         start = time.perf_counter()
-        with urllib.request.urlopen(request, timeout=60) as response:
-            answer = json.load(response)
+        for attempt in (1, 2):
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
+            try:
+                self.connection.request("POST", "/inbound/email", body=raw,
+                                        headers={"Content-Type": "message/rfc822"})
+                response = self.connection.getresponse()
+                answer = json.loads(response.read())
+                break
+            except (http.client.HTTPException, ConnectionError):  # the server closed a kept connection
+                self.connection.close()
+                self.connection = None
+                if attempt == 2:
+                    raise
         return answer, time.perf_counter() - start
 
 
-def reply_tags(maildir: str) -> dict[tuple[int, str], str]:
-    """(board, player address) -> that player's Reply-To, read from the delivered mails."""
-    tags = {}
-    for raw in mailbox.Maildir(maildir, create=False).itervalues():
-        m = message_from_bytes(raw.as_bytes(), policy=policy.default)
-        if m["Reply-To"]:
-            board = int(str(m["Subject"]).split()[3])
-            tags[(board, m["To"].addresses[0].addr_spec)] = m["Reply-To"].addresses[0].addr_spec
-    return tags
+def reply_tags(maildir: str, players: set[tuple[int, str]]) -> dict[tuple[int, str], str]:
+    """(board, player address) -> that player's Reply-To, read from the delivered mails;
+    waits until each of ``players`` has its board mail (mail goes out after the answer)."""
+    deadline = time.monotonic() + 60
+    while True:
+        tags = {}
+        delivered = mailbox.Maildir(maildir, create=False).itervalues() if Path(maildir, "new").is_dir() else []
+        for raw in delivered:
+            m = message_from_bytes(raw.as_bytes(), policy=policy.default)
+            if m["Reply-To"]:
+                board = int(str(m["Subject"]).split()[3])
+                tags[(board, m["To"].addresses[0].addr_spec)] = m["Reply-To"].addresses[0].addr_spec
+        if players <= tags.keys():
+            return tags
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no board mail for {sorted(players - tags.keys())} within a minute")
+        time.sleep(0.05)
 
 
 def play_games(base: str, maildir: str, clients: int, games: int, size: int, seed: int,
-               password: bool = False):
-    """Whole games by ``clients`` threads: by reply mail, or with ``password`` by the
-    ``move`` command with userid and password in the Subject."""
-    client = Client(base)
+               password: bool = False, server_pid: int | None = None) -> Played:
+    """Whole games by ``clients`` threads, each on its own connection: by reply mail,
+    or with ``password`` by the ``move`` command with userid and password in the
+    Subject. Every mail is written before the clock starts: the clients only send."""
+    setup = Client(base)
     pairs = []
     for i in range(clients * games):
         a, b = f"b{i}a@bench.test", f"b{i}b@bench.test"
-        client.post(mail(a, "pbm@bench.test", f"signup b{i}a pw{i}xx"))
-        client.post(mail(b, "pbm@bench.test", f"signup b{i}b pw{i}xx"))
-        answer, _ = client.post(mail(a, "pbm@bench.test", f"greatkingdom challenge b{i}a b{i}b -size={size}"))
+        setup.post(mail(a, "pbm@bench.test", f"signup b{i}a pw{i}xx"))
+        setup.post(mail(b, "pbm@bench.test", f"signup b{i}b pw{i}xx"))
+        answer, _ = setup.post(mail(a, "pbm@bench.test", f"greatkingdom challenge b{i}a b{i}b -size={size}"))
         pairs.append((answer["board"], a, b))
-    tags = reply_tags(maildir)
+    tags = {} if password else reply_tags(maildir, {(board, p) for board, a, b in pairs for p in (a, b)})
     latencies: list[float] = []
     lock = threading.Lock()
     game = get_game("greatkingdom")
-    # Every game's moves are chosen before the clock starts: the clients only send.
     rng = random.Random(seed)
-    scripts = {}
+    mails: dict[int, list[bytes]] = {}  # board -> its moves' mails, in order
     for board, a, b in pairs:
         state, script = game.initial_state({"size": size}), []
         while game.outcome(state) is None:
             seat, move = game.to_move(state), rng.choice(game.legal_moves(state))
-            script.append(((a, b)[seat], game.format_move(move)))
+            script.append(move_mail(board, (a, b)[seat], game.format_move(move), tags, password))
             state = game.apply(state, seat, move)
-        scripts[board] = script
-
-    def move_mail(board: int, sender: str, move: str) -> bytes:
-        if not password:
-            return mail(sender, tags[(board, sender)], "Re: board", move)
-        userid = sender.partition("@")[0]
-        number = userid[1:-1]
-        return mail(sender, "pbm@bench.test", f"greatkingdom move {board} {userid} pw{number}xx {move}")
+        mails[board] = script
 
     def run(worker: int):
+        client = Client(base)
         for board, _, _ in pairs[worker::clients]:
-            for sender, move in scripts[board]:
-                answer, seconds = client.post(move_mail(board, sender, move))
+            for raw in mails[board]:
+                answer, seconds = client.post(raw)
                 if answer["status"] != "applied":
                     raise SystemExit(f"board {board}: {answer}")
                 with lock:
                     latencies.append(seconds)
 
     threads = [threading.Thread(target=run, args=(w,)) for w in range(clients)]
+    server_cpu = process_tree_cpu(server_pid) if server_pid else 0.0
+    client_cpu = time.process_time()
     start = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return latencies, time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    return Played(latencies, seconds,
+                  process_tree_cpu(server_pid) - server_cpu if server_pid else 0.0,
+                  time.process_time() - client_cpu)
+
+
+def move_mail(board: int, sender: str, move: str, tags: dict[tuple[int, str], str], password: bool) -> bytes:
+    """A move by reply to the board mail, or with ``password`` by the move command."""
+    if not password:
+        return mail(sender, tags[(board, sender)], "Re: board", move)
+    userid = sender.partition("@")[0]
+    number = userid[1:-1]
+    return mail(sender, "pbm@bench.test", f"greatkingdom move {board} {userid} pw{number}xx {move}")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -145,9 +213,9 @@ def upgraded_environment(database_url: str, tmp: str) -> dict:
 
 
 def serve_and_play(command: list[str], env: dict, port: int, maildir: str, args, password: bool = False,
-                   cwd=None) -> tuple[list[float], float]:
+                   cwd=None) -> Played:
     """Start the server ``command`` (listening on ``port``), wait until it answers
-    ``/healthz``, play the games against it, stop it: (latencies, seconds)."""
+    ``/healthz``, play the games against it, stop it."""
     server = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -157,7 +225,7 @@ def serve_and_play(command: list[str], env: dict, port: int, maildir: str, args,
                 break
             except OSError:
                 time.sleep(0.05)
-        return play_games(base, maildir, args.clients, args.games, args.size, args.seed, password)
+        return play_games(base, maildir, args.clients, args.games, args.size, args.seed, password, server.pid)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -167,14 +235,11 @@ def bench_backend(name: str, database_url: str, args, password: bool = False) ->
     with tempfile.TemporaryDirectory() as tmp:
         env = upgraded_environment(database_url, tmp)
         port = free_port()
-        latencies, seconds = serve_and_play(
+        played = serve_and_play(
             [sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--threads",
              str(max(8, args.clients * 2))], env, port, f"{tmp}/outbox", args, password)
-    moves = len(latencies)
     label = f"{name}{' +password' if password else ''}"
-    print(f"{label:<20} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
-          f"{percentile(latencies, 50) * 1000:>8.1f} {percentile(latencies, 99) * 1000:>8.1f} "
-          f"{statistics.mean(latencies) * 1000:>8.1f}", flush=True)
+    print(f"{label:<20} {args.clients:>7} {played.row()}", flush=True)
 
 
 def postgres_database():
@@ -204,9 +269,9 @@ def main() -> None:
     print(f"Whole Great Kingdom games ({args.size}x{args.size}, random legal moves) through POST "
           f"/inbound/email,\n{args.clients} concurrent clients x {args.games} games each, waitress on "
           "loopback; by reply mail, and (+password) by the move command with a password in the Subject;\n"
-          "latency = one move, request to committed answer.\n")
-    print(f"{'backend':<20} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
-          f"{'mean ms':>8}")
+          "latency = one move, request to committed answer; server ms and client ms = CPU per move\n"
+          "of the server process (with its workers) and of the clients, which share the machine.\n")
+    print(f"{'backend':<20} {'clients':>7} {HEADER}")
     for password in (False, True):
         with tempfile.TemporaryDirectory() as tmp:
             bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password)

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from run import POSTGRES_ADMIN, free_port, percentile, postgres_database, serve_and_play, upgraded_environment
+from run import HEADER, POSTGRES_ADMIN, free_port, postgres_database, serve_and_play, upgraded_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,16 +31,13 @@ def bench_workers(workers: int, args) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             port = free_port()
             env = upgraded_environment(url, tmp)
-            latencies, seconds = serve_and_play(
+            played = serve_and_play(
                 [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
                  "--workers", str(workers), "--log-level", "warning", "--access-logfile", "/dev/null",
                  "pbm:create_app()"], env, port, f"{tmp}/outbox", args, cwd=ROOT)
     finally:
         drop()
-    moves = len(latencies)
-    print(f"{workers:>7} {args.clients:>7} {moves:>6} {moves / seconds:>10.1f} "
-          f"{percentile(latencies, 50) * 1000:>8.1f} {percentile(latencies, 99) * 1000:>8.1f} "
-          f"{statistics.mean(latencies) * 1000:>8.1f}")
+    print(f"{workers:>7} {args.clients:>7} {played.row()}", flush=True)
 
 
 def main() -> None:
@@ -54,8 +50,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"gunicorn (deploy/gunicorn.conf.py, gthread) on PostgreSQL: whole Great Kingdom games "
           f"({args.size}x{args.size}) by reply mail,\n{args.clients} concurrent clients x {args.games} games each, "
-          f"on {os.cpu_count()} cores; latency = one move, request to committed answer.\n")
-    print(f"{'workers':>7} {'clients':>7} {'moves':>6} {'moves/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+          f"on {os.cpu_count()} cores; latency = one move, request to committed answer;\nserver ms and client ms = CPU per move of gunicorn (all workers) and of the clients.\n")
+    print(f"{'workers':>7} {'clients':>7} {HEADER}")
     for workers in (int(n) for n in args.workers.split(",")):
         bench_workers(workers, args)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Sequence
 
+from sqlalchemy import bindparam
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
@@ -80,7 +81,7 @@ def load_players(session: Session, board: Board) -> tuple[Player, Player]:
     held = {i: session.identity_map.get(identity_key(Player, i)) for i in ids}
     missing = [i for i, player in held.items() if player is None]
     if missing:
-        held.update((p.id, p) for p in session.exec(select(Player).where(Player.id.in_(missing))).all())
+        held.update((p.id, p) for p in session.exec(_PLAYERS, params={"ids": missing}).all())
     return held[ids[0]], held[ids[1]]
 
 
@@ -90,10 +91,14 @@ RECORD_COLUMNS = (MoveRecord.number, MoveRecord.seat, MoveRecord.kind, MoveRecor
                   MoveRecord.created_at)
 
 
+# Built once: a statement made per call costs more Python than its round trip.
+_PLAYERS = select(Player).where(Player.id.in_(bindparam("ids", expanding=True)))
+_RECORDS = select(*RECORD_COLUMNS).where(MoveRecord.board_id == bindparam("board")).order_by(MoveRecord.number)
+
+
 def load_records(session: Session, board: Board) -> list:
     """The board's log in order, as read-only rows with ``RECORD_COLUMNS``' names."""
-    return list(session.exec(select(*RECORD_COLUMNS).where(MoveRecord.board_id == board.id)
-                             .order_by(MoveRecord.number)).all())
+    return list(session.exec(_RECORDS, params={"board": board.id}).all())
 
 
 def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):

@@ -85,20 +85,36 @@ def taken_back(records: Sequence[MoveRecord]) -> set[int]:
 
 CHECKPOINT_EVERY = 25  # log entries between the positions ``replay`` remembers
 MAX_CHECKPOINTS = 1000  # remembered positions per process (a 19x19 Go position is ~10 kB)
+MAX_LATEST = 1000  # the last position each replay reached, remembered apart from the checkpoints
+MAX_CONSEQUENCES = 20_000  # what a log entry did (``move_consequences``), a few dozen bytes each
+_consequences: OrderedDict[bytes, Consequences | None] = OrderedDict()
 _checkpoints: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
-_checkpoints_lock = threading.Lock()
+_latest: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
+_checkpoints_lock = threading.Lock()  # guards all three
 
 
 def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first: int = 0
                       ) -> list[Consequences | None]:
     """What each log entry from index ``first`` on did besides itself when it was
     played (captures, automatic moves), taken back since or not; None for an entry
-    that is not a move (and for the entries before ``first``, not worked out). The
-    position before ``first`` comes from ``replay`` (a remembered position and a few
-    moves, not the whole game); an ``undo`` entry returns to its own replay."""
+    that is not a move (and for the entries before ``first``, not worked out).
+
+    What an entry did is remembered in this process, keyed by a digest of the log
+    up to it, so a board mail, which lists the same moves as the one before and
+    one more, works out only the new ones: from the position before them, which
+    ``replay`` finds from a remembered one; an ``undo`` entry returns to its own replay."""
+    keys = _prefix_keys(game, options, log, range(first + 1, len(log) + 1))  # what entry i did: keys[i + 1]
     done: list[Consequences | None] = [None] * first
-    state = replay(game, options, log[:first])[0]
-    for index in range(first, len(log)):
+    with _checkpoints_lock:
+        for count in range(first + 1, len(log) + 1):
+            if keys[count] not in _consequences:
+                break
+            _consequences.move_to_end(keys[count])
+            done.append(_consequences[keys[count]])
+    if len(done) == len(log):
+        return done
+    state = replay(game, options, log[:len(done)])[0]
+    for index in range(len(done), len(log)):
         entry = log[index]
         if entry.kind in MOVES:
             before, state = state, game.apply(state, entry.seat, game.parse_move(entry.text, state))
@@ -107,33 +123,46 @@ def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first:
             if entry.kind == "undo":
                 state = replay(game, options, log[:index + 1])[0]
             done.append(None)
+        _remember(_consequences, MAX_CONSEQUENCES, keys[index + 1], done[index])
     return done
+
+
+def _prefix_keys(game: Game, options: dict, log: Sequence[LogEntry], counts) -> dict[int, bytes]:
+    """For each of ``counts`` (from 1 to the log's length), a digest of the game, its
+    options and the log's first ``count`` entries: a key no other log shares."""
+    digest = hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
+    keys, hashed = {}, 0
+    for count in sorted(counts):
+        # Fields separated by control characters, which no move text holds.
+        digest.update("".join([f"{e.kind}\x1f{e.seat}\x1f{e.text}\x1e" for e in log[hashed:count]]).encode())
+        keys[count], hashed = digest.copy().digest(), count
+    return keys
 
 
 def replay(game: Game, options: dict, log: Sequence[LogEntry]):
     """The game state and outcome after the given log entries (those taken back
     by an ``undo`` entry left out).
 
-    Every ``CHECKPOINT_EVERY`` standing entries the position is remembered in this
-    process (least recently used first forgotten), keyed by a digest of the game,
-    its options and every standing entry up to there, so a replay of a long log
-    starts from the latest position seen before and costs at most
-    ``CHECKPOINT_EVERY`` moves, never the whole game; a log that differs anywhere
-    has other keys. Positions are kept as the game's JSON, so each replay works
-    on a state of its own."""
+    Positions are remembered in this process (least recently used first
+    forgotten), keyed by a digest of the game, its options and every standing
+    entry up to there: every ``CHECKPOINT_EVERY`` standing entries, and the last
+    position of each replay apart from those. A replay starts from the longest
+    remembered beginning of its log, so a long log costs at most
+    ``CHECKPOINT_EVERY`` moves, never the whole game, and the board mail after a
+    move, which replays one move further than the one before, costs one move; a
+    log that differs anywhere has other keys. Positions are kept as the game's
+    JSON, so each replay works on a state of its own."""
     log = [entry for _, entry in in_force(log)]
-    digest = hashlib.blake2b(json.dumps([game.name, options], sort_keys=True).encode(), digest_size=16)
-    keys: list[bytes] = []  # the key of the position after entry CHECKPOINT_EVERY * (i + 1)
-    for count, entry in enumerate(log, 1):
-        digest.update(f"{len(entry.kind)}:{entry.kind}:{entry.seat}:{len(entry.text)}:{entry.text};".encode())
-        if count % CHECKPOINT_EVERY == 0:
-            keys.append(digest.copy().digest())
+    # The keys of the positions after the checkpoints' counts and the last few counts.
+    keys = _prefix_keys(game, options, log, {*range(CHECKPOINT_EVERY, len(log) + 1, CHECKPOINT_EVERY),
+                                             *range(max(1, len(log) - CHECKPOINT_EVERY), len(log) + 1)})
     start, state, ended = 0, None, None
     with _checkpoints_lock:
-        for index in range(len(keys) - 1, -1, -1):
-            if keys[index] in _checkpoints:
-                _checkpoints.move_to_end(keys[index])
-                (data, ended), start = _checkpoints[keys[index]], (index + 1) * CHECKPOINT_EVERY
+        for count in sorted(keys, reverse=True):
+            remembered = _latest if keys[count] in _latest else _checkpoints
+            if keys[count] in remembered:
+                remembered.move_to_end(keys[count])
+                (data, ended), start = remembered[keys[count]], count
                 state = game.from_json(data)
                 break
     if state is None:
@@ -145,15 +174,17 @@ def replay(game: Game, options: dict, log: Sequence[LogEntry]):
         else:
             ended = ending(game, entry.kind, entry.seat)
         if count % CHECKPOINT_EVERY == 0:
-            _remember(keys[count // CHECKPOINT_EVERY - 1], game.to_json(state), ended)
+            _remember(_checkpoints, MAX_CHECKPOINTS, keys[count], (game.to_json(state), ended))
+    if len(log) > start and len(log) % CHECKPOINT_EVERY:
+        _remember(_latest, MAX_LATEST, keys[len(log)], (game.to_json(state), ended))
     return state, ended or game.outcome(state)
 
 
-def _remember(key: bytes, data: dict, ended: Outcome | None) -> None:
+def _remember(remembered: OrderedDict, most: int, key: bytes, value) -> None:
     with _checkpoints_lock:
-        _checkpoints[key] = (data, ended)
-        if len(_checkpoints) > MAX_CHECKPOINTS:
-            _checkpoints.popitem(last=False)
+        remembered[key] = value
+        if len(remembered) > most:
+            remembered.popitem(last=False)
 
 
 def log_entries(records: Sequence[MoveRecord]) -> list[LogEntry]:

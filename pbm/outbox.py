@@ -1,15 +1,15 @@
 """The outbox: every outgoing mail is a row first, delivered after commit.
 
-A row is written already claimed by the request that made it (a lease of
-a few minutes, with a claim token), which sends it right after the commit;
-the scheduler's sweep claims a row with a conditional UPDATE only when it is
-due: a failed attempt (retried later with back-off and the same Message-ID)
-or a lease that ran out because the process died.
+A row is written already claimed by the process that made it (a lease of a
+few minutes, with a claim token); after the commit it goes to that process's
+delivery thread, which sends it while the request that made it has already
+answered. The scheduler's sweep claims a row with a conditional UPDATE only
+when it is due: a failed attempt (retried later with back-off and the same
+Message-ID) or a lease that ran out because the process died.
 
 Each mail is marked sent in its own transaction the moment the relay accepts
-it (a local Maildir batch, written within microseconds, in one; deliveries
-that finish at once share one: group commit), so a crash can repeat only the
-mail in flight: delivery is at least once, never lost,
+it (a local Maildir batch, written within microseconds, in one), so a crash
+can repeat only the mail in flight: delivery is at least once, never lost,
 and a repeat carries the same Message-ID. A mail that
 fails ``MAX_ATTEMPTS`` times is marked ``failed`` and logged at ERROR, once.
 One mail's failure, whatever raised it, never stops the rest of its batch.
@@ -19,21 +19,20 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
-import time
 import uuid
-import weakref
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email.message import EmailMessage
 
-from sqlalchemy import Select, and_, or_, text, update
+from sqlalchemy import Select, and_, bindparam, insert, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from .config import Settings
 from .db import reading, transaction
-from .mail.outbound import WIRE, WIRE_UTF8
-from .mail.transport import DeliveryError, Transport, ascii_address, open_transport
+from .mail.outbound import Composed
+from .mail.transport import DeliveryError, Transport, open_transport
 from .models import OutboxMail, utcnow
 
 log = logging.getLogger(__name__)
@@ -48,37 +47,37 @@ SWEEP_BATCH = 500
 EXIT_WAIT_SECONDS = 20.0
 
 
-def queue(session: Session, message: EmailMessage, board_id: int | None, now: datetime) -> OutboxMail:
-    """Add a mail to the outbox inside the caller's transaction, claimed for sending
-    right after the commit (see ``deliver_after_commit``).
+@dataclass
+class Outgoing:
+    """A mail on its way into the outbox, as this process's delivery thread sends it
+    after the commit (the sweep sends ``OutboxMail`` rows, which have these fields too)."""
 
-    The stored bytes are what goes on the wire: a recipient whose domain is
-    internationalised but whose local part is ASCII is written with an IDNA
-    domain in ``To`` (any relay takes it); a non-ASCII local part keeps UTF-8
-    headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
-    recipient = str(message["To"])
-    wire_policy = WIRE
-    if not recipient.isascii():
-        ascii_recipient = ascii_address(recipient)
-        if ascii_recipient is None:
-            wire_policy = WIRE_UTF8
-        else:
-            message.replace_header("To", ascii_recipient)
-    row = OutboxMail(
-        message_id=str(message["Message-ID"]),
-        board_id=board_id,
-        recipient=recipient,
-        subject=str(message["Subject"]),
-        raw=message.as_bytes(policy=wire_policy),
-        status="sending",
-        attempts=1,
-        claimed_until=now + CLAIM_LEASE,
-        claim=uuid.uuid4().hex,
-        next_attempt_at=now,
-        created_at=now,
-    )
-    session.add(row)
-    return row
+    message_id: str
+    board_id: int | None
+    recipient: str
+    subject: str
+    raw: bytes  # the bytes on the wire
+    claim: str = field(default_factory=lambda: uuid.uuid4().hex)
+    attempts: int = 1
+
+
+Sendable = Outgoing | OutboxMail  # what a delivery sends: a mail just committed, or a row the sweep claimed
+
+
+def outgoing(mail: Composed, board_id: int | None) -> Outgoing:
+    """A composed mail made ready for the outbox (``queue``)."""
+    return Outgoing(mail.message_id, board_id, mail.recipient, mail.subject, mail.raw)
+
+
+def queue(session: Session, mails: list[Outgoing], now: datetime) -> None:
+    """Add ``mails`` to the outbox inside the caller's transaction (one statement),
+    claimed by this process for sending right after the commit (``deliver_after_commit``)."""
+    if mails:
+        session.connection().execute(insert(OutboxMail), [
+            {"message_id": mail.message_id, "board_id": mail.board_id, "recipient": mail.recipient,
+             "subject": mail.subject, "raw": mail.raw, "status": "sending", "attempts": mail.attempts,
+             "claimed_until": now + CLAIM_LEASE, "claim": mail.claim, "next_attempt_at": now, "created_at": now}
+            for mail in mails])
 
 
 def backoff(attempts: int) -> timedelta:
@@ -110,15 +109,14 @@ def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail
                                  .order_by(OutboxMail.id)).all())
 
 
-def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], now: datetime) -> int:
+def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime) -> int:
     """Send rows this process has claimed over one transport; returns how many it accepted.
 
     Over a relay each result is recorded before the next mail goes, so a crash
     can repeat only the mail in flight. A local transport takes a batch within
     microseconds, so its results are recorded together: one write transaction,
-    which under load is a wait for the write lock, instead of one per mail (and
-    concurrent deliveries share it, see ``_record``)."""
-    results: list[tuple[OutboxMail, str | None]] = []
+    which under load is a wait for the write lock, instead of one per mail."""
+    results: list[tuple[Sendable, str | None]] = []
     sent = 0
     with open_transport(settings) as transport:
         for row in rows:
@@ -132,7 +130,7 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[OutboxMail], no
     return sent
 
 
-def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str | None:
+def _attempt(transport: Transport, settings: Settings, row: Sendable) -> str | None:
     """Send one mail; returns None when it went, else why it did not."""
     try:
         transport.send(settings.server_address, row.recipient, row.raw)
@@ -144,56 +142,43 @@ def _attempt(transport: Transport, settings: Settings, row: OutboxMail) -> str |
     return None
 
 
-_turns: "weakref.WeakKeyDictionary[Engine, tuple[threading.Lock, list]]" = weakref.WeakKeyDictionary()
-_turns_lock = threading.Lock()
+# Built once (the delivery thread runs it for every batch). Claims are unique: no
+# row matches another row's claim.
+_MARK_SENT = update(OutboxMail).where(
+    OutboxMail.message_id.in_(bindparam("ids", expanding=True)),
+    OutboxMail.claim.in_(bindparam("claims", expanding=True)),
+    OutboxMail.status == "sending").values(status="sent", sent_at=bindparam("now"), claimed_until=None,
+                                           last_error=None)
 
 
-def _record(engine: Engine, results: list[tuple[OutboxMail, str | None]], now: datetime) -> None:
-    """Write attempts' results (row, None when sent or else the error), each only
-    while this claim still holds its row; returns once they are written.
-
-    Concurrent callers share one write transaction (group commit): results wait in
-    a list per engine, and the caller that gets the engine's turn writes everything
-    waiting, so a caller whose results went with another's returns at once. (If
-    that transaction fails, its rows stay claimed until the lease ends and the
-    sweep sends them again, as for a crash.)"""
+def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: datetime) -> None:
+    """Write attempts' results (row, None when sent or else the error) in one
+    transaction, each only while this claim still holds its row. (If that
+    transaction fails, its rows stay claimed until the lease ends and the sweep
+    sends them again, as for a crash.)"""
     if not results:
         return
-    with _turns_lock:
-        turn, waiting = _turns.setdefault(engine, (threading.Lock(), []))
-        waiting.extend((row, error, now) for row, error in results)
-    with turn:
-        with _turns_lock:
-            batch = waiting[:]
-            waiting.clear()
-        if batch:
-            _write_results(engine, batch)
-
-
-def _write_results(engine: Engine, batch: list[tuple[OutboxMail, str | None, datetime]]) -> None:
-    sent_at: dict[datetime, list[OutboxMail]] = {}
     failures = []
     with transaction(engine) as session:
+        connection = session.connection()  # Core statements: the ORM's bulk UPDATE costs more than the write
         if engine.dialect.name == "postgresql":
             # Losing this mark in a crash only sends the mail again (at least once, same
             # Message-ID), so it need not wait for the log flush, as the move's commit does.
-            session.execute(text("SET LOCAL synchronous_commit TO OFF"))
-        for row, error, now in batch:
+            connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        sent = [row for row, error in results if error is None]
+        if sent:
+            connection.execute(_MARK_SENT, {"ids": [row.message_id for row in sent],
+                                            "claims": [row.claim for row in sent], "now": now})
+        for row, error in results:
             if error is None:
-                sent_at.setdefault(now, []).append(row)
                 continue
-            ours = and_(OutboxMail.id == row.id, OutboxMail.claim == row.claim,
+            ours = and_(OutboxMail.message_id == row.message_id, OutboxMail.claim == row.claim,
                         OutboxMail.status == "sending")
             given_up = row.attempts >= MAX_ATTEMPTS
-            changed = session.execute(update(OutboxMail).where(ours).values(
+            changed = connection.execute(update(OutboxMail).where(ours).values(
                 status="failed" if given_up else "pending", claimed_until=None,
                 next_attempt_at=now + backoff(row.attempts), last_error=error[:2000])).rowcount
             failures.append((row, error, given_up and changed))
-        for now, rows in sent_at.items():  # claims are unique: no row matches another row's claim
-            session.execute(update(OutboxMail).where(
-                OutboxMail.id.in_([row.id for row in rows]), OutboxMail.claim.in_([row.claim for row in rows]),
-                OutboxMail.status == "sending").values(status="sent", sent_at=now, claimed_until=None,
-                                                       last_error=None))
     for row, error, given_up in failures:
         if given_up:
             log.error("mail %s to %s failed for good after %d attempts; last error: %s",
@@ -222,55 +207,77 @@ def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
                   row.message_id, row.recipient, row.attempts, MAX_ATTEMPTS)
 
 
-_background: set[threading.Thread] = set()
-_background_lock = threading.Lock()
+class _Courier:
+    """This process's delivery thread: it sends the mails that commits in this process
+    hand it, everything waiting at once as one batch (one transport, and for a local
+    transport one transaction marking them sent), so the request that committed them
+    answers without waiting for the delivery, and deliveries of moves committed
+    together share their work. Started at the first mail, anew in a forked child."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._waiting: list[tuple[Engine, Settings, list[Outgoing]]] = []
+        self._sending = False
+        self._thread: threading.Thread | None = None
+
+    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
+        with self._changed:
+            self._waiting.append((engine, settings, rows))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pbm-outbox", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._waiting)
+                waiting, self._waiting = self._waiting, []
+                self._sending = True
+            try:
+                batches: dict[tuple[Engine, Settings], list[Outgoing]] = {}
+                for engine, settings, rows in waiting:
+                    batches.setdefault((engine, settings), []).extend(rows)
+                for (engine, settings), rows in batches.items():
+                    _send_committed(engine, settings, rows)
+            finally:
+                with self._changed:
+                    self._sending = False
+                    self._changed.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until nothing handed over is waiting or being sent, at most ``timeout``
+        seconds; returns whether that happened."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._waiting and not self._sending, timeout)
 
 
-def deliver_after_commit(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
-    """Send the mails a transaction just committed (``queue`` claimed them): at once for
-    local backends, in a background thread for SMTP, so a slow or absent relay never
-    delays the answer to the inbound mail. A process that exits waits up to
-    ``EXIT_WAIT_SECONDS`` for those threads (see ``wait_for_deliveries``)."""
-    if not rows:
-        return
-    if settings.mail_backend != "smtp":
-        _send_committed(engine, settings, rows)
-        return
-    thread = threading.Thread(target=_send_in_background, args=(engine, settings, rows),
-                              name="pbm-outbox", daemon=True)
-    with _background_lock:
-        _background.add(thread)
-    thread.start()
+_courier = _Courier()
+# A child forked while the thread ran would inherit its state but not the thread.
+os.register_at_fork(after_in_child=lambda: globals().update(_courier=_Courier()))
 
 
-def _send_in_background(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
-    try:
-        _send_committed(engine, settings, rows)
-    finally:
-        with _background_lock:
-            _background.discard(threading.current_thread())
+def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
+    """Hand the mails a transaction just committed (``queue`` claimed them) to this
+    process's delivery thread and return at once: the outbox rows are the promise,
+    so the answer to the inbound mail never waits for a relay or a disk. A process
+    that exits waits up to ``EXIT_WAIT_SECONDS`` for them (``wait_for_deliveries``)."""
+    if rows:
+        _courier.hand(engine, settings, rows)
 
 
-def _send_committed(engine: Engine, settings: Settings, rows: list[OutboxMail]) -> None:
+def _send_committed(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     try:
         _send_claimed(engine, settings, rows, utcnow())
     except Exception:  # the database failed: the lease runs out and the sweep sends them
-        log.exception("delivering outbox mails %s failed", [row.id for row in rows])
+        log.exception("delivering outbox mails %s failed", [row.message_id for row in rows])
 
 
 def wait_for_deliveries(timeout: float) -> bool:
-    """Wait until this process's background deliveries have finished, at most
-    ``timeout`` seconds; returns whether they all did."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with _background_lock:
-            running = next(iter(_background), None)
-        if running is None:
-            return True
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        running.join(remaining)
+    """Wait until the mails this process committed so far have been delivered (or
+    their attempt has failed and been recorded), at most ``timeout`` seconds;
+    returns whether they all were."""
+    return _courier.wait(timeout)
 
 
 @atexit.register

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from pbm import create_app
 from pbm.db import make_engine
 from pbm.migrate import upgrade
+from pbm.outbox import wait_for_deliveries
 
 POSTGRES_ADMIN_URL = os.environ.get("PBM_TEST_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
@@ -139,6 +140,10 @@ class Outbox:
         self.seen = 0
 
     def _refresh(self) -> None:
+        # The server delivers in its delivery thread after answering: wait until this
+        # process's deliveries are done (a server in another process is waited for by
+        # the test, with ``wait_until``).
+        assert wait_for_deliveries(30), "the server's mail deliveries did not finish within 30 s"
         if not Path(self.path, "new").exists():
             return
         box = mailbox.Maildir(self.path, create=False)

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from .conftest import free_port, make_mail, wait_until
+from .conftest import Outbox, free_port, make_mail, wait_until
 
 
 def pbm(*args, env, stdin=None, timeout=60):
@@ -71,8 +71,9 @@ def test_serve_runs_web_scheduler_and_smtp_in_one_process(env, tmp_path):
         with smtplib.SMTP("127.0.0.1", smtp_port, timeout=30) as smtp:
             raw = make_mail("alice@players.test", "signup alice alicepw").replace(b"\n", b"\r\n")
             smtp.sendmail("alice@players.test", ["pbm@pbm.test"], raw)
-        box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
-        assert [m["Subject"] for m in box] == ["pbm signup"]
+        box = Outbox(str(tmp_path / "instance" / "outbox"))
+        wait_until(box.all, "the answer in the Maildir (delivered after the SMTP reply)")
+        assert [m["Subject"] for m in box.all()] == ["pbm signup"]
     finally:
         process.terminate()
         output = process.communicate(timeout=30)[0].decode()
@@ -115,8 +116,9 @@ def test_smtpd_alone_takes_mail_like_ingest(env, tmp_path):
                 smtp.sendmail("x@players.test", ["pbm@pbm.test"], b"Subject: no sender\r\n\r\nhi\r\n")
             except smtplib.SMTPDataError as error:
                 refused = error.smtp_code
-        box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
-        assert [m["Subject"] for m in box] == ["pbm signup"]
+        box = Outbox(str(tmp_path / "instance" / "outbox"))
+        wait_until(box.all, "the answer in the Maildir (delivered after the SMTP reply)")
+        assert [m["Subject"] for m in box.all()] == ["pbm signup"]
         assert refused == 550  # a message without a From: header is refused, not answered
     finally:
         process.terminate()
@@ -138,8 +140,9 @@ def test_serve_links_to_its_own_port_refuses_a_busy_port_and_stops_quietly(env, 
             request = urllib.request.Request(base + "/inbound/email", data=raw,
                                              headers={"Content-Type": "message/rfc822"})
             urllib.request.urlopen(request, timeout=30).read()
-        box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
-        board_mail = next(m for m in box if m["Subject"] == "Great Kingdom Board 101 alice")
+        box = Outbox(str(tmp_path / "instance" / "outbox"))
+        board_mail = wait_until(lambda: next((m for m in box.all() if m["Subject"] == "Great Kingdom Board 101 alice"),
+                                             None), "the board mail (delivered after the answer)")
         assert f"{base}/play/" in board_mail.get_payload(decode=True).decode()
         busy = pbm("serve", "--port", str(port), env=env)
         assert busy.returncode == 1

@@ -6,6 +6,7 @@ its log replayed, and play goes on from where the log stands."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -94,8 +95,12 @@ def start_boards(server: Server, maildir: str) -> dict[tuple[int, str], str]:
     for n in range(BOARDS):
         result = server.post(make_mail(f"p{2 * n}@players.test", f"greatkingdom challenge p{2 * n} p{2 * n + 1}"))
         assert result["status"] == "applied"
-    return {(int(mail["Subject"].split()[3]), mail["To"].addresses[0].addr_spec): str(mail["Reply-To"])
-            for mail in Outbox(maildir).all() if mail["Subject"].startswith("Great Kingdom Board")}
+
+    def every_tag() -> dict[tuple[int, str], str] | None:
+        tags = {(int(mail["Subject"].split()[3]), mail["To"].addresses[0].addr_spec): str(mail["Reply-To"])
+                for mail in Outbox(maildir).all() if mail["Subject"].startswith("Great Kingdom Board")}
+        return tags if len(tags) == 2 * BOARDS else None
+    return wait_until(every_tag, "every player's board mail (delivered after the answer)", 60)
 
 
 def next_reply(engine, reply_tags: dict, board_id: int, rng: random.Random) -> tuple[Acknowledged, bytes] | None:
@@ -124,7 +129,7 @@ def play(server: Server, engine, reply_tags: dict, board_id: int, acknowledged: 
         move, raw = reply
         try:
             result = server.post(raw)
-        except (OSError, urllib.error.URLError):  # killed mid-request: not acknowledged
+        except (OSError, urllib.error.URLError, http.client.HTTPException):  # killed before answering in full
             return
         if result["status"] != "applied":
             refused.append(result)

@@ -5,6 +5,7 @@ others, and no mail for work that rolled back."""
 import logging
 import threading
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -14,7 +15,7 @@ from sqlmodel import select
 from pbm.db import reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, utcnow
-from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, queue, wait_for_deliveries
+from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue, wait_for_deliveries
 
 from .conftest import free_port, make_mail
 
@@ -105,8 +106,9 @@ def test_concurrent_moves_on_one_board_only_one_applies(server, outbox, board):
 
 
 def test_mails_of_concurrent_units_are_all_delivered_and_marked_sent(server, outbox, board):
-    """Deliveries that finish together share the write that marks them sent; each
-    request returns only once its own answer is marked."""
+    """Each request returns once its answer is committed in the outbox (claimed for
+    this process's delivery thread: the outbox is the promise); then every answer
+    is delivered once and marked sent."""
     barrier = threading.Barrier(6)
     seen = []  # (status of the request, statuses of its answer rows the moment it returned)
 
@@ -123,8 +125,64 @@ def test_mails_of_concurrent_units_are_all_delivered_and_marked_sent(server, out
         t.start()
     for t in threads:
         t.join()
-    assert seen == [("applied", ["sent"])] * 6
+    assert [(status, len(answers)) for status, answers in seen] == [("applied", 1)] * 6
+    assert {answer for _, answers in seen for answer in answers} <= {"sending", "sent"}
+    assert len(outbox.new()) == 6  # waits for this process's deliveries
+    with reading(server.engine) as s:
+        assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
+
+
+@pytest.fixture
+def held_maildir(monkeypatch):
+    """The Maildir transport held at its first mail until the test sets the event it
+    returns; records how many mails each transaction marking mails sent covered."""
+    from pbm import outbox as outbox_module
+    from pbm.mail.transport import MaildirTransport
+
+    release, marked = threading.Event(), []
+    add, record = MaildirTransport.send, outbox_module._record
+
+    def held_send(self, sender, recipient, raw):
+        assert release.wait(60), "the test never released the delivery"
+        add(self, sender, recipient, raw)
+
+    def counted_record(engine, results, now):
+        marked.append(len(results))
+        record(engine, results, now)
+
+    monkeypatch.setattr(MaildirTransport, "send", held_send)
+    monkeypatch.setattr(outbox_module, "_record", counted_record)
+    release.marked = marked
+    yield release
+    release.set()
+    assert wait_for_deliveries(60)
+
+
+def test_the_answer_does_not_wait_for_the_delivery(server, outbox, board, held_maildir):
+    delivered = set(Path(outbox.path, "new").iterdir())
+    result = server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4"))
+    assert result.status == "applied"  # answered while the Maildir still holds the first mail
+    assert not wait_for_deliveries(timeout=0.2)
+    assert set(Path(outbox.path, "new").iterdir()) == delivered
+    with reading(server.engine) as s:
+        rows = s.exec(select(OutboxMail).where(OutboxMail.board_id == 101, OutboxMail.status != "sent")).all()
+    assert [row.status for row in rows] == ["sending", "sending"]  # committed, claimed by this process
+    held_maildir.set()
+    assert sorted(m["To"].addresses[0].addr_spec for m in outbox.new()) == [ALICE, BOB]
+    with reading(server.engine) as s:
+        assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
+
+
+def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board, held_maildir):
+    """While the delivery thread is busy, the mails of further commits wait and then
+    go as one batch, marked sent in one transaction."""
+    assert server.handle_raw(make_mail(BOB, "greatkingdom show 101")).status == "applied"
+    assert not wait_for_deliveries(timeout=0.2)  # the first answer is being delivered
+    for number in range(5):
+        assert server.handle_raw(make_mail(BOB, "greatkingdom show 101")).status == "applied"
+    held_maildir.set()
     assert len(outbox.new()) == 6
+    assert held_maildir.marked == [1, 5]
 
 
 def test_auto_replies_are_recorded_and_never_answered(server, outbox, board):
@@ -225,9 +283,10 @@ def test_backoff_doubles_up_to_six_hours():
 
 def queue_orphans(server, recipients, now):
     """Mails queued at ``now`` by a process that died before sending them."""
+    mails = [outgoing(compose(server.settings, to=r, subject="x", body="Hello.", now=now), None) for r in recipients]
     with transaction(server.engine) as session:
-        return [queue(session, compose(server.settings, to=r, subject="x", body="Hello.", now=now),
-                      None, now).message_id for r in recipients]
+        queue(session, mails, now)
+    return [mail.message_id for mail in mails]
 
 
 def test_an_unexpected_error_fails_only_its_mail(server, outbox, monkeypatch, caplog):

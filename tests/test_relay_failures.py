@@ -22,7 +22,7 @@ from pbm.config import load_settings
 from pbm.db import make_engine, reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import OutboxMail, utcnow
-from pbm.outbox import (MAX_ATTEMPTS, backoff, deliver_after_commit, deliver_due, queue,
+from pbm.outbox import (MAX_ATTEMPTS, backoff, deliver_after_commit, deliver_due, outgoing, queue,
                         wait_for_deliveries)
 
 from .conftest import free_port, make_mail
@@ -76,10 +76,11 @@ def queue_orphans(engine, settings, recipients) -> list[str]:
     """Queue one mail per recipient an hour ago, as a process that died before
     sending would have left them; returns their Message-IDs."""
     an_hour_ago = utcnow() - timedelta(hours=1)
+    mails = [outgoing(compose(settings, to=recipient, subject=f"for {recipient}", body="Hello.", now=an_hour_ago),
+                      None) for recipient in recipients]
     with transaction(engine) as session:
-        return [queue(session, compose(settings, to=recipient, subject=f"for {recipient}", body="Hello.",
-                                       now=an_hour_ago), None, an_hour_ago).message_id
-                for recipient in recipients]
+        queue(session, mails, an_hour_ago)
+    return [mail.message_id for mail in mails]
 
 
 def outbox(engine) -> dict[str, OutboxMail]:
@@ -212,9 +213,9 @@ def test_waiting_for_background_deliveries_is_bounded(engine, settings, port):
 
     now = utcnow()
     with Hanging(port=port) as relay:
+        rows = [outgoing(compose(settings, to="alice@players.test", subject="x", body="Hello.", now=now), None)]
         with transaction(engine) as session:
-            rows = [queue(session, compose(settings, to="alice@players.test", subject="x", body="Hello.",
-                                           now=now), None, now)]
+            queue(session, rows, now)
         deliver_after_commit(engine, settings, rows)
         assert wait_for_deliveries(timeout=0.2) is False  # the relay holds the mail until released
         release.set()

@@ -9,8 +9,10 @@ within 78 characters so boards arrive unwrapped.
 from __future__ import annotations
 
 import functools
+import re
 import secrets
 import textwrap
+from dataclasses import dataclass
 from datetime import datetime
 from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage
@@ -18,6 +20,7 @@ from email.policy import EmailPolicy
 from email.utils import format_datetime, formataddr
 
 from ..config import Settings
+from .transport import ascii_address
 
 MAX_LINE = 78
 
@@ -80,33 +83,115 @@ def quote(text: str, limit: int = 60) -> str:
     return "\n".join(("> " + line).rstrip() for line in shown)
 
 
+@dataclass(frozen=True)
+class Composed:
+    """A mail ready for the outbox: its bytes as they go on the wire (CRLF line
+    ends) and what the outbox keeps beside them."""
+
+    recipient: str
+    message_id: str
+    subject: str
+    raw: bytes
+
+
 def compose(settings: Settings, *, to: str, subject: str, body: str, now: datetime,
             auto: str = "auto-replied", reply_to: str | None = None,
             board_id: int | None = None, in_reply_to: str | None = None,
-            attachments: list[tuple[str, str, bytes]] = ()) -> EmailMessage:
-    """Build one outgoing mail. ``attachments`` are (filename, mime type, data)."""
-    message = EmailMessage(policy=COMPOSING)
-    message["From"] = formataddr(("pbm", settings.server_address))
-    message["To"] = to
-    message["Subject"] = subject
-    message["Date"] = format_datetime(now)
+            attachments: list[tuple[str, str, bytes]] = ()) -> Composed:
+    """Build one outgoing mail. ``attachments`` are (filename, mime type, data).
+
+    The bytes are what goes on the wire: a recipient whose domain is
+    internationalised but whose local part is ASCII is written with an IDNA
+    domain in ``To`` (any relay takes it); a non-ASCII local part keeps UTF-8
+    headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
     # Not make_msgid: its randomness comes from the global ``random``, which a test tool
     # (or any library) may seed, and the id must stay unique regardless.
-    message["Message-ID"] = f"<pbm.{secrets.token_hex(12)}@{settings.server_domain}>"
-    message["Auto-Submitted"] = auto
+    headers = [("From", formataddr(("pbm", settings.server_address))), ("To", to), ("Subject", subject),
+               ("Date", format_datetime(now)), ("Message-ID", f"<pbm.{secrets.token_hex(12)}@{settings.server_domain}>"),
+               ("Auto-Submitted", auto)]
     if reply_to:
-        message["Reply-To"] = reply_to
+        headers.append(("Reply-To", reply_to))
     references = []
     if board_id is not None:
         references.append(thread_id(settings, board_id))
     if in_reply_to and in_reply_to not in references:
         references.append(in_reply_to)
     if references:
-        message["In-Reply-To"] = in_reply_to or references[0]
-        message["References"] = " ".join(references)
+        headers += [("In-Reply-To", in_reply_to or references[0]), ("References", " ".join(references))]
     text = wrap(body) + "\n"
+    return (None if attachments else _plain(headers, text)) or _through_email(headers, text, attachments)
+
+
+# What ``_plain`` writes itself: addresses that are dot-atoms, other header values
+# of printable ASCII words with single spaces and no encoded words, a body of
+# printable ASCII lines within MAX_LINE. ``email`` writes such a mail unchanged but
+# for the folding of long unstructured headers, which ``_folded`` does as it does.
+_PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9_+-]+(\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\Z")
+_PLAIN_TEXT = re.compile(r"[\x21-\x7e]+( [\x21-\x7e]+)*\Z")
+_PLAIN_BODY = re.compile(r"[\x20-\x7e\t\n]*\Z")
+_STRUCTURED = {"From", "To", "Reply-To", "Date", "Message-ID"}  # parsed by ``email``: written on one line only
+_PLAIN_TAIL = 'Content-Type: text/plain; charset="utf-8"\r\nContent-Transfer-Encoding: 7bit\r\nMIME-Version: 1.0\r\n\r\n'
+
+
+def _plain(headers: list[tuple[str, str]], text: str) -> Composed | None:
+    """The mail written directly when it is plain (see ``_PLAIN_ADDRESS``): the same
+    bytes as ``_through_email`` (``tests/test_composing.py`` holds it to that) for a
+    tenth of the work; None for any other mail."""
+    lines = []
+    for name, value in headers:
+        if name in ("To", "Reply-To", "From"):
+            plain = _PLAIN_ADDRESS.match(value.removeprefix("pbm <").removesuffix(">") if name == "From" else value)
+        else:
+            plain = _PLAIN_TEXT.match(value) and "=?" not in value
+        line = f"{name}: {value}"
+        if len(line) > MAX_LINE and name not in _STRUCTURED:
+            line = _folded(name, value)
+        if not plain or line is None or len(line) > MAX_LINE and name in _STRUCTURED:
+            return None
+        lines.append(line)
+    if not _PLAIN_BODY.match(text) or max(map(len, text.split("\n"))) > MAX_LINE:
+        return None
+    values = dict(headers)
+    return Composed(values["To"], values["Message-ID"], values["Subject"],
+                    ("\r\n".join(lines) + "\r\n" + _PLAIN_TAIL + text.replace("\n", "\r\n")).encode("ascii"))
+
+
+def _folded(name: str, value: str) -> str | None:
+    """A too long unstructured header of plain words, folded as ``email`` folds it: the
+    whole value on the next line when it fits there, else as many words a line as
+    fit, from the first; None when the first word does not fit beside the name
+    (``email`` folds that otherwise)."""
+    if 1 + len(value) <= MAX_LINE:
+        return f"{name}:\r\n {value}"
+    words = value.split(" ")
+    lines = [f"{name}: {words[0]}"]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) <= MAX_LINE:
+            lines[-1] += " " + word
+        elif 1 + len(word) <= MAX_LINE:
+            lines.append(" " + word)
+        else:
+            return None
+    return None if len(lines[0]) > MAX_LINE else "\r\n".join(lines)
+
+
+def _through_email(headers: list[tuple[str, str]], text: str,
+                   attachments: list[tuple[str, str, bytes]]) -> Composed:
+    """The mail built by ``email`` (one text/plain UTF-8 part, then the attachments)."""
+    message = EmailMessage(policy=COMPOSING)
+    for name, value in headers:
+        message[name] = value
     message.set_content(text, charset="utf-8", cte="7bit" if text.isascii() else "quoted-printable")
     for filename, mime, data in attachments:
         maintype, subtype = mime.split("/")
         message.add_attachment(data, maintype=maintype, subtype=subtype, filename=filename)
-    return message
+    recipient = str(message["To"])
+    wire_policy = WIRE
+    if not recipient.isascii():
+        ascii_recipient = ascii_address(recipient)
+        if ascii_recipient is None:
+            wire_policy = WIRE_UTF8
+        else:
+            message.replace_header("To", ascii_recipient)
+    return Composed(recipient, str(message["Message-ID"]), str(message["Subject"]),
+                    message.as_bytes(policy=wire_policy))

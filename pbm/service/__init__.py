@@ -14,6 +14,7 @@ import logging
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import delete, select
 
@@ -63,7 +64,7 @@ class Service:
         """Answer one parsed mail in one unit of work; a repeated Message-ID is a duplicate."""
         mail = replace(mail, sender=accounts.sender_address(mail.sender))
         request = None if mail.automatic else inbound.read(mail, self.settings)
-        # A repeat is caught by the unique Message-ID as the unit starts; looking first
+        # A repeat is caught by the unique Message-ID as the unit ends; looking first
         # (a read transaction more per mail) only spares a repeat the password hash.
         if request is not None and request.credentials and self._seen(mail.message_id):
             return Result(Status.DUPLICATE)
@@ -72,19 +73,20 @@ class Service:
 
         def work(unit: Unit) -> Result:
             unit.passwords = checked
-            record = InboundMessage(message_id=mail.message_id, sender=mail.sender[:320],
-                                    subject=redact(mail.subject)[:500], status="pending", received_at=unit.now)
-            unit.session.add(record)
-            unit.session.flush()  # a concurrent twin fails here, before any work
             if request is None:
                 log.info("ignored automatic mail %s from %s (%s)", mail.message_id, mail.sender, mail.automatic)
-                record.status, record.error = Status.IGNORED.value, mail.automatic
-                return Result(Status.IGNORED)
-            inbound.answer(unit, request)
-            status = Status.REJECTED if request.errors else Status.APPLIED
-            board_id = unit.board.id if unit.board is not None else _last_board(unit)
-            record.status, record.error, record.board_id = status.value, " ".join(request.errors) or None, board_id
-            return Result(status, board_id, record.error)
+                result, why = Result(Status.IGNORED), mail.automatic
+            else:
+                inbound.answer(unit, request)
+                board_id = unit.board.id if unit.board is not None else _last_board(unit)
+                why = " ".join(request.errors) or None
+                result = Result(Status.REJECTED if request.errors else Status.APPLIED, board_id, why)
+            # Recorded as the work ends, in its transaction: a twin that ran at the same
+            # time fails here on the unique Message-ID and rolls back whole (``duplicate``).
+            unit.session.connection().execute(insert(InboundMessage), {
+                "message_id": mail.message_id, "sender": mail.sender[:320], "subject": redact(mail.subject)[:500],
+                "status": result.status.value, "board_id": result.board, "error": why, "received_at": unit.now})
+            return result
 
         try:
             return run(self.engine, self.settings, work, now=now, mail=mail)

@@ -3,6 +3,7 @@ signing off, and players invited by a challenge."""
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from datetime import timedelta
@@ -30,10 +31,17 @@ MAX_ADDED = 5  # addresses an account may have besides its primary one
 def normalise_address(address: str) -> str:
     """The canonical form of an address; PlayerError when it is not usable."""
     try:
-        return validate_email(address, check_deliverability=False, test_environment=True).normalized.lower()
+        return _validated(address)
     except EmailNotValidError as error:
         raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
                                        reason=error)) from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _validated(address: str) -> str:
+    """email-validator's canonical form of a valid address (remembered: the same
+    players write again and again; a refused address is checked anew each time)."""
+    return validate_email(address, check_deliverability=False, test_environment=True).normalized.lower()
 
 
 def sender_address(address: str) -> str:
@@ -55,6 +63,12 @@ def by_address(session: Session, address: str) -> Player | None:
     """The player whose primary or added address this is."""
     added = select(PlayerAddress.player_id).where(PlayerAddress.email == address)
     return session.exec(select(Player).where(or_(Player.email == address, Player.id.in_(added)))).first()
+
+
+def is_address_of(session: Session, player: Player, address: str) -> bool:
+    """Whether mail from ``address`` counts as the player's (asks the database only
+    when it is not the primary address)."""
+    return address == player.email or address in addresses(session, player)
 
 
 def addresses(session: Session, player: Player) -> set[str]:

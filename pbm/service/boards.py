@@ -13,7 +13,7 @@ import json
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import or_
+from sqlalchemy import bindparam, insert, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -80,13 +80,17 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
     return board
 
 
+# Built once: a statement made per call costs more Python than its round trip.
+_BY_TOKEN = select(Board).where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token")))
+_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update()
+
+
 def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board | None, int]:
     """The board and seat of a private token, or (None, 0); locked unless ``lock`` is False.
     On a board played on one device, either token is the seat to act (``rooms.acting_seat``)."""
     from .rooms import acting_seat  # rooms builds on this module
 
-    query = select(Board).where(or_(Board.token0 == token, Board.token1 == token))
-    board = session.exec(query.with_for_update() if lock else query).first()
+    board = session.exec(_BY_TOKEN_LOCKED if lock else _BY_TOKEN, params={"token": token}).first()
     if board is None:
         return None, 0
     seat = 0 if board.token0 == token else 1
@@ -101,16 +105,20 @@ def bounded(comment: str) -> str:
 
 
 def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
-           outcome: Outcome | None, comment: str = "") -> MoveRecord:
-    """Add one entry to the board's log and update its cache, turn and deadlines.
+           outcome: Outcome | None, comment: str = "") -> str:
+    """Add one entry to the board's log and update its cache, turn and deadlines;
+    returns the comment as the log keeps it (``bounded``).
     The entry ends any open request (it was about the position before); the end of
     the game or an undo also drops a queued move; an entry that ends the game moves
     the players' ratings (``ratings.game_over``)."""
-    record = MoveRecord(board_id=board.id, number=board.move_count + 1, seat=seat, kind=kind, text=text,
-                        comment=bounded(comment), created_at=unit.now)
-    unit.session.add(record)
+    logged = bounded(comment)
+    # A Core INSERT, at once: the log is append-only and read as plain rows, so the
+    # entry never needs to be an ORM object (whose flush costs more than the write).
+    unit.session.connection().execute(insert(MoveRecord), {
+        "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
+        "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)
-    board.move_count = record.number
+    board.move_count += 1
     board.last_move_at = unit.now
     board.request_kind = board.request_seat = board.request_move = None
     if outcome is not None or kind == "undo":
@@ -127,7 +135,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
     if outcome is not None:
         ratings.game_over(unit, board, outcome)  # every end of a game passes here
     unit.board_changed(board)
-    return record
+    return logged
 
 
 def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", number: int | None = None) -> None:
@@ -159,9 +167,9 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         decline(unit, board, game, seat, state, players, comment)
         return
     if text.lower() == "resign":
-        record = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
+        logged = append(unit, board, game, kind="resign", seat=seat, text="resign", state=state,
                         outcome=ending(game, "resign", seat), comment=comment)
-        letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
+        letters.board_mails(unit, board, players, comment=logged, mover=seat)
         return
     if seat not in game.actors(state):
         turn = game.to_move(state)
@@ -174,10 +182,10 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     except MoveError as error:
         raise PlayerError(lazy_sentence(error), notation(game)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
-    record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
+    logged = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
-    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced, notes=notes)
+    letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
 
 
 def notation(game: Game):
@@ -221,9 +229,9 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     if moved is not None:
         raise PlayerError(lazy_gettext("You have moved on board %(board)s already; a game can only be declined "
                                        "before your first move (resign ends it instead).", board=board.id))
-    record = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
+    logged = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
                     outcome=ending(game, "decline", seat), comment=comment)
-    letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
+    letters.board_mails(unit, board, players, comment=logged, mover=seat)
 
 
 def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[LazyText]:

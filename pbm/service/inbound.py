@@ -125,7 +125,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     players = load_players(unit.session, board)  # held: the session forgets unreferenced players,
     # and the move that follows mails both
     player = players[seat]
-    if unit.mail.sender not in accounts.addresses(unit.session, player):
+    if not accounts.is_address_of(unit.session, player, unit.mail.sender):
         raise PlayerError(lazy_gettext("This reply address belongs to %(userid)s on board %(board)s; only "
                                        "%(userid)s's registered address may use it, and yours is %(sender)s.",
                                        userid=player.userid, board=board.id, sender=unit.mail.sender),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from sqlalchemy import func, or_
+from sqlalchemy import bindparam, func, or_
 from sqlmodel import Session, select
 
 from .. import i18n
@@ -33,9 +33,11 @@ MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
 MAX_RELAYED_PER_MAIL = 60  # a player's words passed on to others (chat, message) one inbound mail may cause
 
+# auto_reload off: the templates are part of the package, and checking their files
+# for changes on every mail cost a stat() each.
 _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoescape=False,
                          trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined,
-                         extensions=["jinja2.ext.i18n"])
+                         extensions=["jinja2.ext.i18n"], auto_reload=False)
 _templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
 _templates.filters["sentence"] = game_sentence
@@ -67,10 +69,10 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
         language = unit.session.exec(select(Player.language).where(Player.email == to)).first()
     subject, body = render(name, language or i18n.DEFAULT, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
-    message = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
-                      reply_to=reply_to, board_id=board_id,
-                      in_reply_to=unit.mail.message_id if unit.mail else None, attachments=attachments)
-    unit.queue(message, board_id)
+    mail = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
+                   reply_to=reply_to, board_id=board_id,
+                   in_reply_to=unit.mail.message_id if unit.mail else None, attachments=attachments)
+    unit.queue(mail, board_id)
 
 
 def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False) -> bool:
@@ -101,7 +103,7 @@ def _answer_budget(unit: Unit) -> int:
         received = unit.session.exec(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.sender == unit.mail.sender,
             InboundMessage.received_at > unit.now - timedelta(hours=1))).one()
-        unit.answer_budget = MAX_ANSWERS_PER_HOUR + 1 - received  # this mail is already recorded
+        unit.answer_budget = MAX_ANSWERS_PER_HOUR - received  # this mail is recorded as its unit ends
     return unit.answer_budget
 
 
@@ -137,12 +139,16 @@ def player_reply_to(unit: Unit, board: Board, seat: int) -> str:
     return reply_address(unit.settings, board.id, board.token(seat))
 
 
+# Built once: a statement made per call costs more Python than its round trip.
+_SUBSCRIPTIONS = select(Subscription).where(
+    Subscription.game == bindparam("game"),
+    or_(Subscription.board_id == bindparam("board"), Subscription.board_id.is_(None)))
+
+
 def watchers(session: Session, board: Board) -> list[Player]:
     """The players watching ``board`` (not its own players), by userid: subscribed to
     it, or to every board of its game since before it began and not left out of it."""
-    rows = session.exec(select(Subscription).where(
-        Subscription.game == board.game,
-        or_(Subscription.board_id == board.id, Subscription.board_id.is_(None)))).all()
+    rows = session.exec(_SUBSCRIPTIONS, params={"game": board.game, "board": board.id}).all()
     chosen = {r.player_id: r.watching for r in rows if r.board_id is not None}
     ids = {r.player_id for r in rows if r.board_id is None and r.created_at <= board.created_at}
     ids = {i for i in ids if chosen.get(i, True)} | {i for i, watching in chosen.items() if watching}

@@ -68,10 +68,10 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
     elif board.request_kind == "draw":
         note = lazy_gettext("%(name)s accepted %(request)s.", name=_name(players[seat]),
                             request=describe(board, players))
-        record = boards.append(unit, board, game, kind="draw", seat=seat, text="draw",
+        logged = boards.append(unit, board, game, kind="draw", seat=seat, text="draw",
                                state=boards.current_state(game, board), outcome=ending(game, "draw", seat),
                                comment=comment)
-        letters.board_mails(unit, board, players, comment=record.comment, mover=seat, notes=(note,))
+        letters.board_mails(unit, board, players, comment=logged, mover=seat, notes=(note,))
     else:
         _take_back(unit, board, game, seat, players, comment)
 
@@ -108,9 +108,9 @@ def _take_back(unit: Unit, board: Board, game: Game, seat: int, players, comment
     text = f"undo {first}"
     entries = [*log_entries(load_records(unit.session, board)), LogEntry("undo", seat, text)]
     state, outcome = replay(game, board.options, entries)
-    record = boards.append(unit, board, game, kind="undo", seat=seat, text=text, state=state, outcome=outcome,
+    logged = boards.append(unit, board, game, kind="undo", seat=seat, text=text, state=state, outcome=outcome,
                            comment=comment)
-    letters.board_mails(unit, board, players, comment=record.comment, mover=seat, notes=(note,))
+    letters.board_mails(unit, board, players, comment=logged, mover=seat, notes=(note,))
 
 
 def lapse(board: Board, seat: int, players) -> tuple[LazyText, ...]:

@@ -4,8 +4,10 @@
 ``Unit`` to act through, retries the whole of it when another writer changed
 the same board first (a version conflict) or PostgreSQL broke a deadlock by
 rolling it back (two mails locking two players' rows in opposite order),
-commits, and only then delivers the mails the work queued and publishes the
-boards it changed to live pages.
+writes the mails the work queued to the outbox, commits, and only then hands
+those mails to the process's delivery thread (``outbox.deliver_after_commit``:
+the caller answers without waiting for them) and publishes the boards it
+changed to live pages.
 Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
 work rolls everything back and reaches the caller.
 """
@@ -15,7 +17,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.message import EmailMessage
 from typing import Callable, TypeVar
 
 from sqlalchemy import text
@@ -27,8 +28,9 @@ from sqlmodel import Session
 from ..config import Settings
 from ..db import transaction
 from ..mail.inbound import InboundMail
-from ..models import Board, OutboxMail, utcnow
-from ..outbox import deliver_after_commit, queue
+from ..mail.outbound import Composed
+from ..models import Board, utcnow
+from ..outbox import Outgoing, deliver_after_commit, outgoing, queue
 from . import events
 
 T = TypeVar("T")
@@ -48,7 +50,7 @@ class Unit:
     settings: Settings
     now: datetime
     mail: InboundMail | None = None
-    outbox: list[OutboxMail] = field(default_factory=list)
+    outbox: list[Outgoing] = field(default_factory=list)  # written to the outbox as the unit ends
     changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
@@ -59,9 +61,9 @@ class Unit:
     new_boards: int = 0  # boards this unit started
     answer_budget: int | None = None  # answers the sender may still get this hour (counted once per unit)
 
-    def queue(self, message: EmailMessage, board_id: int | None) -> None:
-        """Put one composed mail in the outbox, in this transaction."""
-        self.outbox.append(queue(self.session, message, board_id, self.now))
+    def queue(self, mail: Composed, board_id: int | None) -> None:
+        """Put one composed mail in the outbox, in this transaction (written as the work ends)."""
+        self.outbox.append(outgoing(mail, board_id))
 
     def board_changed(self, board: Board) -> None:
         """Tell live pages about this board once the transaction commits."""
@@ -71,9 +73,10 @@ class Unit:
 
 def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
         mail: InboundMail | None = None) -> T:
-    """Run ``work`` in one write transaction, retried on a version conflict; deliver
-    its mails and publish its board changes after the commit. Returns what ``work``
-    returns; any exception rolls back and propagates."""
+    """Run ``work`` in one write transaction with the mails it queued, retried on a
+    version conflict; after the commit, hand those mails to the delivery thread and
+    publish its board changes. Returns what ``work`` returns; any exception rolls
+    back and propagates."""
     now = now or utcnow()
     for attempt in range(ATTEMPTS):
         unit = Unit(None, settings, now, mail)  # type: ignore[arg-type]
@@ -81,6 +84,7 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             with transaction(engine) as session:
                 unit.session = session
                 result = work(unit)
+                queue(session, unit.outbox, now)
                 session.flush()
                 if unit.changed and engine.dialect.name == "postgresql":
                     session.execute(text("SELECT pg_notify(:channel, :payload)"),
