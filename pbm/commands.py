@@ -107,6 +107,17 @@ def credentials(line: str) -> tuple[str, str] | None:
     return (command.userid, command.password) if command.verb in AUTHENTICATED else None
 
 
+def new_password(line: str) -> str | None:
+    """The password a command line sets (``signup``, ``change password``), if any."""
+    try:
+        command = parse_command(line)
+    except CommandError:
+        return None
+    if command.verb == "signup":
+        return command.password
+    return command.args[0] if command.verb == "change_password" and command.args else None
+
+
 def redact(line: str) -> str:
     """The line with its passwords replaced by ``SECRET`` (for what is stored or logged)."""
     secrets = _secrets(line)

@@ -53,11 +53,18 @@ def test_a_correct_password_costs_the_slow_hash_once_then_is_recognised(players,
     monkeypatch.setattr(passwords, "check_password_hash", lambda h, pw: hashed.append(pw) or slow(h, pw))
     players.send(ALICE, "greatkingdom challenge alice bob")
     assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    assert hashed == []  # this process made alice's hash at her signup: that was the slow check
+    passwords._remembered.clear()  # as in another process, or once the time to remember has passed
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw F4").status == "rejected"  # not her turn
     assert players.send(BOB, "greatkingdom move 101 bob bobpw F4").status == "applied"
     assert players.send(ALICE, "greatkingdom move 101 alice alicepw C3").status == "applied"
-    assert hashed == ["alicepw", "bobpw"]  # alice's second move was recognised without the hash
+    assert hashed == ["alicepw", "bobpw"]  # alice's second mail was recognised without the hash
     wrong = players.send(ALICE, "greatkingdom move 101 alice alicepx G7")
     assert wrong.status == "rejected" and hashed[-1] == "alicepx"  # a wrong one always costs the hash
     players.send(ALICE, "change password alice alicepw newsecret")
     stale = players.send(BOB, "greatkingdom move 101 alice alicepw G7")
     assert "The password for alice is wrong." in stale.error  # the new hash: nothing old is recognised
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw G7").status == "applied"
+    hashed.clear()
+    assert players.send(ALICE, "greatkingdom move 101 alice newsecret B2").status == "applied"
+    assert hashed == []  # the new password was hashed as it was set

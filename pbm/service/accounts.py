@@ -10,7 +10,6 @@ from datetime import timedelta
 
 from email_validator import EmailNotValidError, validate_email
 from sqlmodel import Session, delete, or_, select
-from werkzeug.security import generate_password_hash
 
 from .. import i18n
 from ..commands import USAGE, Command
@@ -125,9 +124,10 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     _check_new_password(command.password, USAGE["signup"])
     address = normalise_address(command.args[0]) if command.args else unit.mail.sender
     _address_is_free(unit, address, None)
-    password_hash = generate_password_hash(command.password)
+    password_hash = unit.new_password_hash(command.password)
     if address == unit.mail.sender:
         _make_account(unit, userid, address, password_hash)
+        passwords.remember(userid, command.password, password_hash)
     else:
         _ask_confirmation(unit, "signup", address, userid=userid, password_hash=password_hash)
 
@@ -136,7 +136,8 @@ def change_password(unit: Unit, command: Command, comment: str) -> None:
     player = authenticate(unit, command.userid, command.password, USAGE["change"])
     new = command.args[0]
     _check_new_password(new, USAGE["change"])
-    player.password_hash = generate_password_hash(new)
+    player.password_hash = unit.new_password_hash(new)
+    passwords.remember(player.userid, new, player.password_hash)
     letters.send(unit, player.email, "password_changed", userid=player.userid)
 
 

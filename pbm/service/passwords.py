@@ -17,11 +17,12 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func
+from sqlalchemy import or_
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from ..commands import new_password
 from ..db import reading, transaction
 from ..i18n import LazyText, lazy_gettext
 from ..models import PasswordFailure, Player
@@ -30,6 +31,7 @@ WINDOW = timedelta(minutes=15)
 MAX_PER_ACCOUNT = 10
 MAX_PER_SENDER = 20
 REMEMBER_SECONDS = 600
+HASHED_BEFOREHAND = 3
 
 _KEY = secrets.token_bytes(32)  # per process: nothing remembered survives a restart
 _remembered: dict[bytes, float] = {}  # digest -> monotonic expiry
@@ -59,27 +61,67 @@ def is_correct(userid: str, password: str, password_hash: str) -> bool:
             return True
     if not check_password_hash(password_hash, password):
         return False
-    with _remembered_lock:
-        if len(_remembered) > 10_000:
-            _remembered.clear()
-        _remembered[digest] = time.monotonic() + REMEMBER_SECONDS
+    remember(userid, password, password_hash)
     return True
 
 
-def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: datetime) -> dict:
-    """Check each (userid, password) a mail holds, before its unit of work; wrong ones
-    are recorded at once (they count even though the mail's work rolls back)."""
-    if not pairs:
-        return {}
-    since = now - WINDOW
-    with reading(engine) as session:
-        hashes = dict(session.exec(select(Player.userid, Player.password_hash).where(
-            Player.userid.in_({userid for userid, _ in pairs}))).all())
-        by_sender = session.exec(select(func.count()).select_from(PasswordFailure).where(
-            PasswordFailure.sender == sender, PasswordFailure.at > since)).one()
-        by_account = dict(session.exec(select(PasswordFailure.userid, func.count()).where(
-            PasswordFailure.userid.in_(set(hashes)), PasswordFailure.at > since)
-            .group_by(PasswordFailure.userid)).all())
+@dataclass(frozen=True)
+class Stored:
+    """What checking a mail's passwords needs from the database, read before the
+    check (``look_up``), in the caller's read transaction."""
+
+    hashes: dict[str, str]  # userid -> password hash, for the accounts that exist
+    by_sender: int  # wrong passwords from the sender within the window
+    by_account: dict[str, int]  # userid -> wrong passwords for it within the window
+
+
+def look_up(session, pairs: set[tuple[str, str]], sender: str, now: datetime) -> Stored:
+    """The stored hashes of the accounts ``pairs`` name and the recent wrong guesses
+    from ``sender`` or for those accounts (few rows: guessing is locked past the limits)."""
+    userids = {userid for userid, _ in pairs}
+    hashes = dict(session.exec(select(Player.userid, Player.password_hash).where(Player.userid.in_(userids))).all())
+    failures = session.exec(select(PasswordFailure.userid, PasswordFailure.sender).where(
+        PasswordFailure.at > now - WINDOW,
+        or_(PasswordFailure.sender == sender, PasswordFailure.userid.in_(set(hashes))))).all()
+    by_account: dict[str, int] = {}
+    for userid, _ in failures:
+        if userid in hashes:
+            by_account[userid] = by_account.get(userid, 0) + 1
+    return Stored(hashes, sum(1 for _, failed_from in failures if failed_from == sender), by_account)
+
+
+def hashed(password: str) -> str:
+    """The stored hash of a new password; made before the write lock is taken (it is
+    slow on purpose), and remembered as correct for the account it is set on
+    (``remember``) so that its first use costs no second hash."""
+    return generate_password_hash(password)
+
+
+def hashed_beforehand(lines) -> dict[str, str]:
+    """Hashes of the new passwords that command ``lines`` (pairs of line and comment)
+    set, made before the unit of work; at most ``HASHED_BEFOREHAND`` per mail (any
+    further one is hashed inside the unit, as it would have been)."""
+    wanted = []
+    for line, _ in lines:
+        password = new_password(line)
+        if password and password not in wanted:
+            wanted.append(password)
+    return {password: hashed(password) for password in wanted[:HASHED_BEFOREHAND]}
+
+
+def remember(userid: str, password: str, password_hash: str) -> None:
+    """Count ``password`` as correct for ``userid`` while ``password_hash`` is its hash."""
+    with _remembered_lock:
+        if len(_remembered) > 10_000:
+            _remembered.clear()
+        _remembered[_digest(userid, password, password_hash)] = time.monotonic() + REMEMBER_SECONDS
+
+
+def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: datetime, stored: Stored) -> dict:
+    """Check each (userid, password) a mail holds against ``stored``, before its unit
+    of work; wrong ones are recorded at once (they count even though the mail's work
+    rolls back)."""
+    hashes, by_sender, by_account = stored.hashes, stored.by_sender, stored.by_account
     verdicts, failures = {}, []
     for userid, password in pairs:
         stored = hashes.get(userid)

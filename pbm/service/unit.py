@@ -31,7 +31,7 @@ from ..mail.inbound import InboundMail
 from ..mail.outbound import Composed
 from ..models import Board, utcnow
 from ..outbox import Outgoing, deliver_after_commit, outgoing, queue
-from . import events
+from . import events, passwords
 
 T = TypeVar("T")
 # Called after every commit that changed boards, with the committed unit; the
@@ -55,6 +55,7 @@ class Unit:
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
+    new_hashes: dict = field(default_factory=dict)  # new password -> its hash, made beforehand
     answers: int = 0  # mails this unit queued to the sender of the mail it answers
     strangers: int = 0  # mails this unit queued to addresses without an account (invitations, confirmations)
     relayed: int = 0  # mails this unit queued passing a player's words on (chat, message)
@@ -64,6 +65,11 @@ class Unit:
     def queue(self, mail: Composed, board_id: int | None) -> None:
         """Put one composed mail in the outbox, in this transaction (written as the work ends)."""
         self.outbox.append(outgoing(mail, board_id))
+
+    def new_password_hash(self, password: str) -> str:
+        """The hash of a password this unit sets: made before the transaction when
+        the mail was read (``new_hashes``), otherwise now."""
+        return self.new_hashes.get(password) or passwords.hashed(password)
 
     def board_changed(self, board: Board) -> None:
         """Tell live pages about this board once the transaction commits."""
