@@ -4,6 +4,12 @@
 ``Unit`` to act through, retries the whole of it when another writer changed
 the same board first (a version conflict), commits, and only then delivers the
 mails the work queued and publishes the boards it changed to live pages.
+
+A board's ``version`` (the optimistic-locking counter, raised by every write of
+the board row) is also what live pages know the board by: every change a page
+shows (a move, a request and its answer, a queued or submitted move, a chat, a
+vacation, a vote for a new round) passes ``Unit.board_changed``, which writes the
+row in this transaction, so its version rises; the new versions are published.
 Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
 work rolls everything back and reaches the caller.
 """
@@ -18,6 +24,7 @@ from typing import Callable, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm.attributes import flag_modified
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
@@ -45,7 +52,7 @@ class Unit:
     now: datetime
     mail: InboundMail | None = None
     outbox: list[OutboxMail] = field(default_factory=list)
-    changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
+    changed: dict[int, Board] = field(default_factory=dict)  # board id -> a board whose pages must refresh
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
@@ -60,9 +67,17 @@ class Unit:
         self.outbox.append(queue(self.session, message, board_id, self.now))
 
     def board_changed(self, board: Board) -> None:
-        """Tell live pages about this board once the transaction commits."""
-        self.changed[board.id] = board.move_count
+        """Tell live pages about this board once the transaction commits: the board row
+        is written in this transaction even when nothing else of it changed (a chat, a
+        vacation), so its version rises, and that version is published."""
+        board.status  # loaded again if a savepoint's rollback expired it: flag_modified needs the value
+        flag_modified(board, "status")
+        self.changed[board.id] = board
         self.seated[board.id] = (board.seat0_id, board.seat1_id)
+
+    def versions(self) -> dict[int, int]:
+        """The changed boards' versions as this transaction leaves them (after its last flush)."""
+        return {board_id: board.version for board_id, board in self.changed.items()}
 
 
 def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
@@ -78,16 +93,17 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                 unit.session = session
                 result = work(unit)
                 session.flush()
-                if unit.changed and engine.dialect.name == "postgresql":
+                versions = unit.versions()
+                if versions and engine.dialect.name == "postgresql":
                     session.execute(text("SELECT pg_notify(:channel, :payload)"),
-                                    {"channel": events.CHANNEL, "payload": json.dumps(unit.changed)})
+                                    {"channel": events.CHANNEL, "payload": json.dumps(versions)})
         except StaleDataError:
             if attempt == ATTEMPTS - 1:
                 raise
             continue
         deliver_after_commit(engine, settings, unit.outbox)
-        events.publish(unit.changed)
-        if unit.changed:
+        events.publish(versions)
+        if versions:
             for hook in AFTER_COMMIT:
                 hook(engine, unit)
         return result
