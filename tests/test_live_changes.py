@@ -222,3 +222,18 @@ def test_expiry_tells_the_pages(players, server, pages):
     page = pages(101)
     assert server.expire_boards(now=utcnow() + timedelta(days=8)) == 1
     page.told()
+
+
+def test_a_friend_joining_tells_the_hosts_page(app, client, server, pages):
+    import re
+
+    response = client.post("/new", data={"game": "greatkingdom", "mode": "friend", "name": "Ada"})
+    host = response.headers["Location"]
+    invite = re.search(r'data-invite href="http://pbm\.test(/join/\w+)"', client.get(host).get_data(as_text=True))[1]
+    page = pages(101)
+    assert "Nobody has opened the invitation yet." in " ".join(client.get(host + "/live").get_data(as_text=True).split())
+    assert app.test_client().get(invite).status_code == 303
+    page.told()
+    assert "Your friend has joined." in client.get(host + "/live").get_data(as_text=True)
+    assert app.test_client().get(invite).status_code == 409  # a full room changes nothing
+    page.quiet()

@@ -253,6 +253,7 @@ def join(engine: Engine, settings: Settings, invite: str, key: str | None, *, cl
                                      .values(guest_key=_digest(fresh)))
         if taken.rowcount != 1:  # another browser took it a moment before
             return Joined("full", title=title)
+        unit.board_changed(board)  # the host's open page says the friend has joined
         return Joined("seat", board.token1, key=fresh, title=title)
 
     return run(engine, settings, work, now=now)
