@@ -23,7 +23,7 @@ import pytest
 
 from pbm.service import events
 
-from .browser import ALICE, Site, start_server, stop_server
+from .browser import ALICE, BOB, Site, start_server, stop_server
 from .conftest import make_mail
 
 
@@ -168,6 +168,23 @@ def test_a_move_reaches_an_open_page_within_two_seconds_and_a_late_page_catches_
         assert late.next_event(1.0) == ("change", {"version": after})
     finally:
         late.close()
+
+
+def test_a_draw_offer_and_its_answer_reach_an_open_page_without_a_move(live):
+    board = live.board("greatkingdom", moves=["D4"])
+    known = live.version(board)
+    stream = EventStream(live.base, f"/play/{board.tokens[0]}/events?known={known}&tab=tab-alice-01&claim=1")
+    try:
+        assert stream.next_event(0.3) is None
+        assert webhook(live.base, BOB, f"greatkingdom move {board.id} bob bobpw propose")["status"] == "applied"
+        offered = live.version(board)
+        assert offered > known and stream.next_event(2.0) == ("change", {"version": offered})
+        assert webhook(live.base, ALICE, f"greatkingdom move {board.id} alice alicepw reject")["status"] == "applied"
+        answered = live.version(board)
+        assert answered > offered and stream.next_event(2.0) == ("change", {"version": answered})
+        assert live.moves(board) == ["D4"]  # no move was made: the count alone would not have told the page
+    finally:
+        stream.close()
 
 
 def test_fifty_open_pages_all_see_the_move_and_pages_still_load(live):
