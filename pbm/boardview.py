@@ -12,7 +12,7 @@ from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
 from .games import Consequences, Game, GameError, GameText, Outcome, get_game
-from .i18n import N_, LazyText, gettext, knows
+from .i18n import LANGUAGES, N_, LazyText, current, gettext, knows, language
 from .models import Board, MoveRecord, Player
 from .movelog import (DECLINED, MOVES, OUT_OF_TIME, RESIGNED, log_entries, in_force, move_consequences, replay,
                       taken_back, undo_target)
@@ -114,7 +114,7 @@ class BoardView:
     state: object
     outcome: Outcome | None
     at_move: int  # number of log entries applied
-    _texts: dict = field(default_factory=dict, repr=False, compare=False)  # (recent, legal) -> text()
+    _texts: dict = field(default_factory=dict, repr=False, compare=False)  # (recent, legal, language) -> text()
     _did: list = field(default_factory=list, repr=False, compare=False)  # see ``did``
     _did_from: int = field(default=1 << 30, repr=False, compare=False)  # the first entry ``_did`` covers
 
@@ -148,6 +148,17 @@ class BoardView:
             return None
         return self.game.to_move(self.state)
 
+    @property
+    def signed_off(self) -> list[str]:
+        """The names of the board's players who have closed their account (``signoff``)."""
+        return [self.name(seat) for seat in (0, 1) if self.players[seat].closed_at is not None]
+
+    @property
+    def new_round_open(self) -> bool:
+        """Whether a new round may still be asked for: the game is over, no new round has
+        begun, and both players still have their accounts."""
+        return self.board.status != "active" and self.board.next_board_id is None and not self.signed_off
+
     def status_line(self) -> str:
         if self.outcome is not None:
             o = self.outcome
@@ -164,6 +175,16 @@ class BoardView:
         if seat is None:
             return gettext("Either player may act now.")
         return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat), side=side_name(self.game, seat))
+
+    def lazy_status_line(self) -> LazyText:
+        """The status line for a sentence read later, in its reader's language: made now
+        in every language, so reading it needs no database (a refusal is read after
+        its transaction has rolled back)."""
+        lines = {}
+        for code in LANGUAGES:
+            with language(code):
+                lines[code] = self.status_line()
+        return LazyText(lambda: lines[current()])
 
     def did(self, record) -> Consequences | None:
         """What the log entry ``record`` (one of ``records``) did besides itself. Worked
@@ -229,11 +250,13 @@ class BoardView:
         return self.game.diagram(self.state, legal=legal and self.is_latest)
 
     def text(self, recent: int | None = RECENT_MOVES, legal: bool = False) -> str:
-        """Header, status, recent moves and the diagram, as plain text (worked out once
-        per view: both players' board mails show the same)."""
-        if (recent, legal) not in self._texts:
-            self._texts[(recent, legal)] = self._text(recent, legal)
-        return self._texts[(recent, legal)]
+        """Header, status, recent moves and the diagram, as plain text in the current
+        language (worked out once per view and language: the board mails of the
+        players and watchers who read one language show the same)."""
+        key = (recent, legal, current())
+        if key not in self._texts:
+            self._texts[key] = self._text(recent, legal)
+        return self._texts[key]
 
     def _text(self, recent: int | None, legal: bool) -> str:
         b = self.board

@@ -9,9 +9,25 @@ import signal
 import sys
 import threading
 
-def _settings():
-    from .config import load_settings
-    return load_settings()
+from .config import SettingsError, load_settings
+
+EX_NOINPUT = 66  # sysexits: an input file did not exist or was not readable
+EX_CONFIG = 78  # sysexits: a configuration error
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port from 1 to 65535."""
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= 65535:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, not {text[:40]!r}")
+
+
+def positive_number(text: str) -> int:
+    """An argparse type: a whole number from 1 to 10000 (threads)."""
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= 10_000:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10000, not {text[:40]!r}")
 
 
 def _interrupt(*_) -> None:
@@ -21,13 +37,13 @@ def _interrupt(*_) -> None:
 def cmd_serve(args) -> int:
     from waitress import create_server
 
-    from . import scheduler, smtpd
+    from . import scheduler
     from .web import create_app
 
-    configured = _settings()
-    # Links in mails point at this server unless PBM_BASE_URL says otherwise.
-    own_url = configured.base_url if os.environ.get("PBM_BASE_URL") else f"http://{args.host}:{args.port}"
-    app = create_app({"base_url": own_url})
+    configured = load_settings()
+    # Links in mails point at this server unless base_url is set (PBM_BASE_URL or a settings file).
+    own_url = None if "base_url" in configured.configured else f"http://{args.host}:{args.port}"
+    app = create_app({"base_url": own_url} if own_url else None)
     try:
         web = create_server(app, host=args.host, port=args.port, threads=args.threads)
     except OSError as error:
@@ -41,15 +57,10 @@ def cmd_serve(args) -> int:
         jobs.start()
     listener = None
     if args.smtp_port:
-        listener = smtpd.controller(server, args.host, args.smtp_port)
-        try:
-            listener.start()
-        except (OSError, RuntimeError) as error:
-            print(f"pbm serve: cannot listen for SMTP on {args.host}:{args.smtp_port} ({error}); "
-                  "choose another port with --smtp-port (make run SMTP_PORT=...).", file=sys.stderr)
+        listener = _listen_smtp(server, args.host, args.smtp_port, "pbm serve", "--smtp-port (make run SMTP_PORT=...)")
+        if listener is None:
             if jobs:
                 jobs.shutdown(wait=False)
-            listener.stop()
             return 1
     print(f"pbm is running.\n"
           f"  Web status page:   http://{args.host}:{args.port}/\n"
@@ -76,10 +87,25 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def _listen_smtp(server, host: str, port: int, command: str, option: str):
+    """The started SMTP listener, or None after saying on stderr why it cannot listen."""
+    from . import smtpd
+
+    listener = smtpd.controller(server, host, port)
+    try:
+        listener.start()
+    except (OSError, RuntimeError) as error:
+        print(f"{command}: cannot listen for SMTP on {host}:{port} ({error}); choose another port with {option}.",
+              file=sys.stderr)
+        listener.stop()
+        return None
+    return listener
+
+
 def cmd_db_upgrade(args) -> int:
     from .migrate import upgrade
 
-    settings = _settings()
+    settings = load_settings()
     upgrade(settings.database_url)
     print(f"database is up to date: {settings.database_url}")
     return 0
@@ -88,7 +114,7 @@ def cmd_db_upgrade(args) -> int:
 def cmd_db_rebuild(args) -> int:
     from .service import Service
 
-    report = Service(_settings()).rebuild()
+    report = Service(load_settings()).rebuild()
     for line in report:
         print(line)
     print(f"rebuild done: {len(report)} board(s) differed from their move log")
@@ -100,16 +126,24 @@ def cmd_db_revision(args) -> int:
 
     from .migrate import alembic_config
 
-    command.revision(alembic_config(_settings().database_url), message=args.message, autogenerate=True)
+    command.revision(alembic_config(load_settings().database_url), message=args.message, autogenerate=True)
     return 0
 
 
 def cmd_ingest(args) -> int:
     from .service import Service, Status
-    from .service.errors import ANSWERS
+    from .service.errors import ANSWERS, EX_TEMPFAIL
 
-    raw = open(args.file, "rb").read() if args.file and args.file != "-" else sys.stdin.buffer.read()
-    settings = _settings()
+    try:
+        raw = open(args.file, "rb").read() if args.file and args.file != "-" else sys.stdin.buffer.read()
+    except OSError as error:
+        print(f"pbm ingest: cannot read {args.file} ({error.strerror}); nothing was handled", file=sys.stderr)
+        return EX_NOINPUT
+    try:
+        settings = load_settings()
+    except SettingsError as error:  # the operator's mistake: the MTA keeps the mail until it is fixed
+        print(f"pbm ingest: {error} The mail was not handled; try again later.", file=sys.stderr)
+        return EX_TEMPFAIL
     if len(raw) > settings.max_message_bytes:
         print(f"pbm ingest: message of {len(raw)} bytes is over the limit; not handled", file=sys.stderr)
         return ANSWERS[Status.TOO_LARGE].exit_code
@@ -126,10 +160,10 @@ def cmd_ingest(args) -> int:
 
 def cmd_smtpd(args) -> int:
     from .service import Service
-    from .smtpd import controller
 
-    listener = controller(Service(_settings()), args.host, args.port)
-    listener.start()
+    listener = _listen_smtp(Service(load_settings()), args.host, args.port, "pbm smtpd", "--port")
+    if listener is None:
+        return 1
     print(f"pbm smtpd listening on {args.host}:{args.port}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -146,7 +180,7 @@ def cmd_scheduler(args) -> int:
     from . import scheduler
     from .service import Service
 
-    server = Service(_settings())
+    server = Service(load_settings())
     stopping = threading.Event()
     for stop_signal in (signal.SIGTERM, signal.SIGINT):  # systemd's stop and Ctrl-C: end quietly
         signal.signal(stop_signal, lambda *_: stopping.set())
@@ -160,52 +194,92 @@ def cmd_sweep(args) -> int:
     from . import scheduler
     from .service import Service
 
-    done = scheduler.sweep(Service(_settings()))
+    done = scheduler.sweep(Service(load_settings()))
     print(" ".join(f"{k}={v}" for k, v in done.items()))
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("PBM_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("alembic", "apscheduler", "mail.log", "waitress.queue"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
-    parser = argparse.ArgumentParser(prog="pbm", description="play-by-email game server")
-    sub = parser.add_subparsers(dest="command", required=True)
+INGEST_EXITS = """exit status:
+  0   the mail was handled: applied, rejected (an error mail was queued), a duplicate,
+      ignored (an auto-reply or bounce), or unusable (no sender: the reason on stderr)
+  66  FILE cannot be read
+  75  try again later (EX_TEMPFAIL): the database cannot be reached or the settings
+      are broken; the MTA keeps the mail and retries"""
 
-    serve = sub.add_parser("serve", help="web server, scheduler and optional SMTP listener")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=5000)
-    serve.add_argument("--smtp-port", type=int, default=None)
-    serve.add_argument("--threads", type=int, default=64)  # live pages hold one each (pbm.web.live)
+SETTINGS_NOTE = ("Settings come from config/default.toml (or the file PBM_CONFIG names) and PBM_* "
+                 "environment variables; a value pbm cannot use stops it with a sentence (exit status 78).")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: every verb with its description, flags and defaults."""
+    parser = argparse.ArgumentParser(prog="pbm", description="pbm, a play-by-email game server.",
+                                     epilog=SETTINGS_NOTE)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="command")
+
+    def verb(parent, name: str, summary: str, description: str = "", **kw):
+        return parent.add_parser(name, help=summary, description=description or summary + ".", **kw)
+
+    serve = verb(sub, "serve", "web server, scheduler and, with --smtp-port, SMTP listener in one process",
+                 "Run the web server (waitress), the periodic jobs and, with --smtp-port, an SMTP listener "
+                 "for incoming mail, in one process: the embedded default. Links in mails point at this "
+                 "server unless PBM_BASE_URL is set. Exit status 1 when a port is taken.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    serve.add_argument("--port", type=port_number, default=5000, help="web port (default %(default)s)")
+    serve.add_argument("--smtp-port", type=port_number, default=None, metavar="SMTP_PORT",
+                       help="also take incoming mail by SMTP on this port (default: no SMTP listener)")
+    serve.add_argument("--threads", type=positive_number, default=64,  # live pages hold one each (pbm.web.live)
+                       help="web server threads; each open live page holds one (default %(default)s)")
     serve.add_argument("--no-scheduler", action="store_true",
                        help="leave the periodic jobs to a separate `pbm scheduler`")
     serve.add_argument("--first-steps", default="", help=argparse.SUPPRESS)  # `make run`'s guide
     serve.set_defaults(func=cmd_serve)
 
-    db = sub.add_parser("db", help="database tasks")
-    db_sub = db.add_subparsers(dest="db_command", required=True)
-    db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)
-    db_sub.add_parser("rebuild", help="replay every board's move log into its cached state, "
-                      "reporting boards that differed").set_defaults(func=cmd_db_rebuild)
-    revision = db_sub.add_parser("revision", help="write a migration for changed models")
-    revision.add_argument("message")
+    db = verb(sub, "db", "database tasks: upgrade, rebuild, revision")
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="task")
+    verb(db_sub, "upgrade", "apply migrations", "Create the database or apply the migrations it lacks "
+         "(PBM_DATABASE_URL).").set_defaults(func=cmd_db_upgrade)
+    verb(db_sub, "rebuild", "replay every board's move log into its cached state, reporting boards that "
+         "differed").set_defaults(func=cmd_db_rebuild)
+    revision = verb(db_sub, "revision", "write a migration for changed models (development)")
+    revision.add_argument("message", help="what changed, for the migration's name")
     revision.set_defaults(func=cmd_db_revision)
 
-    ingest = sub.add_parser("ingest", help="process one raw mail (file or stdin)")
-    ingest.add_argument("file", nargs="?")
+    ingest = verb(sub, "ingest", "process one raw mail from FILE or standard input (an MTA pipe)",
+                  "Process one raw RFC 5322 mail from FILE or standard input, as an MTA pipe\n"
+                  "delivers it; answers are mailed as for any other mail.",
+                  epilog=INGEST_EXITS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ingest.add_argument("file", nargs="?", metavar="FILE", help="the mail; standard input when omitted or -")
     ingest.set_defaults(func=cmd_ingest)
 
-    smtp = sub.add_parser("smtpd", help="SMTP listener alone")
-    smtp.add_argument("--host", default="127.0.0.1")
-    smtp.add_argument("--port", type=int, default=2525)
+    smtp = verb(sub, "smtpd", "the SMTP listener alone",
+                "Take incoming mail by SMTP; every accepted message goes the way of `pbm ingest`. "
+                "Exit status 1 when the port is taken.")
+    smtp.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    smtp.add_argument("--port", type=port_number, default=2525, help="SMTP port (default %(default)s)")
     smtp.set_defaults(func=cmd_smtpd)
 
-    sub.add_parser("scheduler", help="periodic jobs alone").set_defaults(func=cmd_scheduler)
-    sub.add_parser("sweep", help="run the periodic jobs once").set_defaults(func=cmd_sweep)
+    verb(sub, "scheduler", "the periodic jobs alone (reminders, expiry, mail delivery)",
+         "Run the periodic jobs (reminders, expiry, mail delivery and retries) until stopped; on "
+         "PostgreSQL several may run, one leads.").set_defaults(func=cmd_scheduler)
+    verb(sub, "sweep", "run the periodic jobs once, now",
+         "Run the periodic jobs once and print what they did.").set_defaults(func=cmd_sweep)
+    return parser
 
-    args = parser.parse_args(argv)
-    return args.func(args)
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = os.environ.get("PBM_LOG_LEVEL", "INFO").strip().upper() or "INFO"
+    if level not in LOG_LEVELS:
+        print(f"pbm: PBM_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level[:40]!r}.", file=sys.stderr)
+        return EX_CONFIG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("alembic", "apscheduler", "mail.log", "waitress.queue"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    try:
+        return args.func(args)
+    except SettingsError as error:
+        print(f"pbm {args.command}: {error}", file=sys.stderr)
+        return EX_CONFIG
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
 """The mail command language (pbmserv style): one line of text -> a Command.
 
-Words are separated by blanks and matched case-insensitively; command words
-and game names may be abbreviated while the abbreviation is unambiguous.
-Passwords, addresses and moves keep their case.
+Words are separated by blanks and matched case-insensitively. Command words,
+game names and challenge option names may be abbreviated as in pbmserv: a
+prefix stands for the one word it begins; a prefix that begins several words
+is refused with the candidates named ("'re' could be reject or resign: write
+more of it"), and the words that cannot be taken back (FULL_WORDS) are never
+abbreviated. ``match_word`` is that rule, for every place a word is chosen
+(the service uses it for word moves and reply words too). Passwords,
+addresses and moves keep their case.
 """
 
 from __future__ import annotations
@@ -10,8 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .games import game_names
-from .i18n import lazy_gettext
+from babel.lists import format_list
+
+from . import i18n
+from .games import get_game, game_names
+from .i18n import LazyText, lazy_gettext
 
 GLOBAL_VERBS = ("help", "signup", "change", "games", "list", "multiple",
                 "move", "resign", "show", "history", "language",
@@ -64,11 +72,14 @@ SECRET = "********"
 
 
 class CommandError(ValueError):
-    """A command that cannot be understood; ``usage`` says what to send instead."""
+    """A command that cannot be understood; ``usage`` says what to send instead. For a
+    word refused by ``match_word``, ``word`` is that word and ``readings`` the words
+    it could have meant."""
 
-    def __init__(self, sentence: str, usage: str | None = None):
+    def __init__(self, sentence: str, usage: str | None = None, word: str | None = None,
+                 readings: tuple[str, ...] = ()):
         super().__init__(sentence)
-        self.usage = usage
+        self.usage, self.word, self.readings = usage, word, readings
 
 
 @dataclass(frozen=True)
@@ -98,29 +109,48 @@ def credentials(line: str) -> tuple[str, str] | None:
 
 def redact(line: str) -> str:
     """The line with its passwords replaced by ``SECRET`` (for what is stored or logged)."""
-    try:
-        command = parse_command(line)
-    except CommandError:
-        return line
-    secrets = {command.password} if command.password else set()
-    if command.verb == "change_password":
-        secrets.add(command.args[0])
+    secrets = _secrets(line)
     return " ".join(SECRET if word in secrets else word for word in line.split())
 
 
-def match_word(word: str, choices, what: str) -> str | None:
-    """The choice ``word`` names, in full or abbreviated; None when none; CommandError
-    when the abbreviation fits several."""
+def _secrets(line: str, depth: int = 0) -> set[str]:
+    """The passwords in a command line; for a line refused for an ambiguous or shortened
+    word, the passwords of every reading of it (so a refused line is redacted too)."""
+    try:
+        command = parse_command(line)
+    except CommandError as error:
+        words = line.split()
+        if depth > 2 or error.word is None or error.word not in (w.lower() for w in words):
+            return set()
+        at = [w.lower() for w in words].index(error.word)
+        return set().union(*(_secrets(" ".join([*words[:at], reading, *words[at + 1:]]), depth + 1)
+                             for reading in error.readings))
+    secrets = {command.password} if command.password else set()
+    if command.verb == "change_password":
+        secrets.add(command.args[0])
+    return secrets
+
+
+FULL_WORDS = ("signoff", "resign", "decline")  # cannot be taken back: never abbreviated
+
+
+def match_word(word: str, choices) -> str | None:
+    """The choice ``word`` names: itself, or the one choice it is the beginning of
+    (pbmserv's abbreviations); None when it begins none. CommandError, naming the
+    candidates, when it begins several; and when it abbreviates one of FULL_WORDS."""
     word = word.lower()
     if word in choices:
         return word
-    found = [c for c in choices if c.startswith(word)]
-    if len(found) == 1:
-        return found[0]
+    found = sorted({c for c in choices if c.startswith(word)})
+    usage = "   or   ".join(USAGE[c] for c in found if c in USAGE) or None  # when they are commands
     if len(found) > 1:
-        raise CommandError(lazy_gettext("%(word)r is ambiguous: it could be %(choices)s.", word=word,
-                                        choices=", ".join(sorted(found))), f"write the {what} in full")
-    return None
+        raise CommandError(LazyText(lambda: i18n.gettext(
+            "%(word)r could be %(choices)s: write more of it.", word=word,
+            choices=format_list(found, style="or", locale=i18n.current()))), usage, word, tuple(found))
+    if found and found[0] in FULL_WORDS:
+        raise CommandError(lazy_gettext("%(word)r would be %(full)s, which is written in full: it cannot be "
+                                        "taken back.", word=word, full=found[0]), usage, word, tuple(found))
+    return found[0] if found else None
 
 
 def _board(word: str, verb: str) -> tuple[int, int | None]:
@@ -142,35 +172,52 @@ def parse_command(line: str) -> Command:
     words = line.split()
     if not words:
         raise CommandError(lazy_gettext("The message holds no command."), "help")
-    game = match_word(words[0], game_names(), "game name")
-    if game is not None and game not in GLOBAL_VERBS and len(words) == 1:
-        return Command("help", game=game)
-    if game is not None and len(words) > 1:
-        verb = match_word(words[1], GAME_VERBS, "command")
-        if verb is None:
-            raise CommandError(lazy_gettext("%(word)r is not a %(game)s command.", word=words[1], game=game),
-                               lazy_gettext("one of: %(verbs)s", verbs=", ".join(GAME_VERBS)))
-        return _parse_verb(verb, game, words[2:])
-    verb = match_word(words[0], GLOBAL_VERBS, "command")
-    if verb is None:
+    first = match_word(words[0], (*game_names(), *GLOBAL_VERBS))  # one word names a game or a command
+    if first is None:
         raise CommandError(lazy_gettext("%(word)r is neither a command nor a game; games are %(games)s.",
                                         word=words[0], games=", ".join(game_names())), "help")
-    if verb == "signoff" and words[0].lower() != "signoff":
-        raise CommandError("signoff closes your account: write the word in full.", USAGE["signoff"])
-    return _parse_verb(verb, None, words[1:])
+    if first not in game_names():
+        return _parse_verb(first, None, words[1:])
+    if len(words) == 1:
+        return Command("help", game=first)
+    verb = match_word(words[1], GAME_VERBS)
+    if verb is None:
+        raise CommandError(lazy_gettext("%(word)r is not a %(game)s command.", word=words[1], game=first),
+                           lazy_gettext("one of: %(verbs)s", verbs=", ".join(GAME_VERBS)))
+    return _parse_verb(verb, first, words[2:])
+
+
+def is_multiple(line: str) -> bool:
+    """Whether the line is the word ``multiple`` (or an abbreviation of it)."""
+    words = line.split()
+    try:
+        return bool(words) and match_word(words[0], (*game_names(), *GLOBAL_VERBS)) == "multiple"
+    except CommandError:
+        return False
+
+
+def game_of_line(line: str | None) -> str | None:
+    """The game a command line names first, if it names one (for an error mail's subject)."""
+    words = (line or "").split()
+    try:
+        first = match_word(words[0], (*game_names(), *GLOBAL_VERBS)) if words else None
+    except CommandError:
+        return None
+    return first if first in game_names() else None
 
 
 def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "help":
-        return Command("help", game=game or (match_word(rest[0], game_names(), "game name") if rest else None))
+        return Command("help", game=game or (match_word(rest[0], game_names()) if rest else None))
     if verb == "signup":
         _need(rest, 2, verb)
         return Command("signup", userid=rest[0].lower(), password=rest[1], args=tuple(rest[2:3]))
     if verb == "change":
         _need(rest, 4, verb)
-        what = match_word(rest[0], ("password", "address", "email"), "word after change")
+        what = match_word(rest[0], ("password", "address", "email"))
         if what is None:
-            raise CommandError(f"Change what? {rest[0]!r} is neither password nor address.", USAGE[verb])
+            raise CommandError(lazy_gettext("Change what? %(word)r is neither password nor address.", word=rest[0]),
+                               USAGE[verb])
         kind = "change_password" if what == "password" else "change_address"
         return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
     if verb in ("games", "list"):
@@ -219,12 +266,12 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
 def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
     """``queue``/``submit <board> <userid> <password> <move>``, ``confirm <board> <userid> <password>``."""
     if game is None:
-        raise CommandError("Say which game: start the line with the game's name.", USAGE[verb])
+        raise CommandError(lazy_gettext("Say which game: start the line with the game's name."), USAGE[verb])
     _need(rest, 3 if verb == "confirm" else 4, verb)
     board, _ = _board(rest[0], verb)
     move = " ".join(rest[3:]).strip() or None
     if verb == "confirm" and move:
-        raise CommandError("confirm takes no move: it plays the move you submitted.", USAGE[verb])
+        raise CommandError(lazy_gettext("confirm takes no move: it plays the move you submitted."), USAGE[verb])
     return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move)
 
 
@@ -238,45 +285,50 @@ def _parse_games(game: str | None, rest: list[str]) -> Command:
     if words and words[-1].lower() in GAMES_FILTERS:
         which = words.pop().lower()
     if len(words) > 1:
-        raise CommandError(f"{' '.join(rest)!r} is not a userid and a filter (next, active or all).",
-                           USAGE["games"])
+        raise CommandError(lazy_gettext("%(words)r is not a userid and a filter (next, active or all).",
+                                        words=" ".join(rest)), USAGE["games"])
     userid = words[0].lower() if words else None
     if which == "next" and userid is None:
-        raise CommandError("'next' lists the boards where a player is to move: name the player.",
+        raise CommandError(lazy_gettext("'next' lists the boards where a player is to move: name the player."),
                            USAGE["games"])
     return Command("games", game=game, userid=userid, args=(which,))
 
 
+SERVER_OPTIONS = ("nagtime", "expiretime", "forfeittime")  # --forfeittime: pbmserv's name for --expiretime
+
+
 def _parse_challenge(game: str | None, rest: list[str]) -> Command:
     if game is None:
-        raise CommandError("Say which game to play: start the line with the game's name.",
+        raise CommandError(lazy_gettext("Say which game to play: start the line with the game's name."),
                            USAGE["challenge"])
     users = [w for w in rest if not w.startswith("-")]
     if len(users) != 2:
-        raise CommandError("A challenge names exactly two players: the one who moves first, then the other.",
-                           USAGE["challenge"])
+        raise CommandError(lazy_gettext("A challenge names exactly two players: the one who moves first, then "
+                                        "the other."), USAGE["challenge"])
     options: dict[str, str] = {}
     timing: dict[str, float] = {}
+    option_names = [option.name for option in get_game(game).info.options]
     for word in rest:
         if not word.startswith("-"):
             continue
         key, _, value = word.lstrip("-").partition("=")
-        key = key.lower()
-        if word.startswith("--"):
-            key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
-            if key not in ("nagtime", "expiretime"):
-                raise CommandError(f"--{key} is not a server option; use --nagtime=D or --expiretime=D.",
-                                   USAGE["challenge"])
-            try:
-                days = float(value)
-            except ValueError:
-                raise CommandError(f"--{key} needs a number of days, like --{key}=5.",
-                                   USAGE["challenge"]) from None
-            if not 0 < days <= 365:
-                raise CommandError(f"--{key} must be more than 0 and at most 365 days.", USAGE["challenge"])
-            timing[key] = days
-        else:
-            options[key] = value if value else "true"
+        if not word.startswith("--"):  # the game's option, named in full or abbreviated; the game
+            options[match_word(key, option_names) or key.lower()] = value if value else "true"  # refuses others
+            continue
+        key = match_word(key, SERVER_OPTIONS) or key.lower()
+        key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
+        if key not in SERVER_OPTIONS:
+            raise CommandError(lazy_gettext("--%(key)s is not a server option; use --nagtime=D or --expiretime=D.",
+                                            key=key), USAGE["challenge"])
+        try:
+            days = float(value)
+        except ValueError:
+            raise CommandError(lazy_gettext("--%(key)s needs a number of days, like --%(key)s=5.", key=key),
+                               USAGE["challenge"]) from None
+        if not 0 < days <= 365:
+            raise CommandError(lazy_gettext("--%(key)s must be more than 0 and at most 365 days.", key=key),
+                               USAGE["challenge"])
+        timing[key] = days
     return Command("challenge", game=game, args=(users[0], users[1]), options=options, timing=timing)
 
 
@@ -287,15 +339,15 @@ SOCIAL_VERBS = ("subscribe", "unsubscribe", "chat", "message", "vacation", "add"
 
 def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "all":  # all show <userid> [next|active]: the boards of every game
-        if not rest or match_word(rest[0], ("show", "games"), "word after all") is None:
-            raise CommandError("After 'all' comes 'show' and a userid.", USAGE["all"])
+        if not rest or match_word(rest[0], ("show", "games")) is None:
+            raise CommandError(lazy_gettext("After 'all' comes 'show' and a userid."), USAGE["all"])
         return _parse_games(None, rest[1:])
     if verb in ("subscribe", "unsubscribe"):
         if len(rest) == 3 and rest[2].lower() == "all":
             return Command(verb, game=game, userid=rest[0].lower(), password=rest[1])
         if len(rest) != 3:
-            raise CommandError(f"{verb} needs a board, your userid and your password (or your userid, "
-                               "your password and 'all').", USAGE[verb])
+            raise CommandError(lazy_gettext("%(verb)s needs a board, your userid and your password (or your userid, "
+                                            "your password and 'all').", verb=verb), USAGE[verb])
         board, _ = _board(rest[0], verb)
         return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
     if verb == "chat":
@@ -309,7 +361,8 @@ def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
         _need(rest, 3, verb)
         days = rest[2].lower()
         if days != "off" and not re.fullmatch(r"[0-9]{1,3}", days):
-            raise CommandError(f"{rest[2]!r} is neither a number of days nor 'off'.", USAGE[verb])
+            raise CommandError(lazy_gettext("%(word)r is neither a number of days nor 'off'.", word=rest[2]),
+                               USAGE[verb])
         return Command(verb, userid=rest[0].lower(), password=rest[1], args=(days,))
     if verb == "add":
         _need(rest, 3, verb)
@@ -325,11 +378,12 @@ def _parse_policy(verb: str, game: str, rest: list[str]) -> Command:
     """``<game> accept|reject <userid> <password>``, ``<game> limit <userid> <password> <n>``."""
     _need(rest, 3 if verb == "limit" else 2, verb)
     if len(rest) > (3 if verb == "limit" else 2):
-        raise CommandError(f"The {verb} command takes no more words than that.", USAGE[verb])
+        raise CommandError(lazy_gettext("The %(verb)s command takes no more words than that.", verb=verb),
+                           USAGE[verb])
     args: tuple[str, ...] = ()
     if verb == "limit":
         if not (rest[2].isascii() and rest[2].isdigit()) or int(rest[2]) > MAX_BOARD_LIMIT:
-            raise CommandError(f"{rest[2]!r} is not a number of boards from 0 (no limit) to {MAX_BOARD_LIMIT}.",
-                               USAGE[verb])
+            raise CommandError(lazy_gettext("%(word)r is not a number of boards from 0 (no limit) to %(most)s.",
+                                            word=rest[2], most=MAX_BOARD_LIMIT), USAGE[verb])
         args = (str(int(rest[2])),)
     return Command(verb, game=game, userid=rest[0].lower(), password=rest[1], args=args)

@@ -1,14 +1,32 @@
 """Settings: built-in defaults, then ``config/*.toml``, then ``PBM_*`` environment
-variables, then explicit overrides (for tests and ``create_app(overrides)``)."""
+variables, then explicit overrides (for tests and ``create_app(overrides)``).
+
+Every value is checked when the settings are loaded: a value pbm cannot use
+raises ``SettingsError``, whose sentence names the variable, the value, where
+it was set and what is allowed, so a server refuses to start rather than fail
+later, mail by mail.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+MAIL_BACKENDS = ("smtp", "maildir", "console")
+MAX_DAYS = 365  # the longest reminder or expiry time, as a challenge's --nagtime/--expiretime
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+ADDRESS = re.compile(r"[^@\s]+@[^@\s]+")
+
+
+class SettingsError(ValueError):
+    """A setting pbm cannot use; ``str()`` is the sentence for the operator."""
 
 
 @dataclass(frozen=True)
@@ -16,7 +34,7 @@ class Settings:
     database_url: str = ""
     server_address: str = "pbm@localhost"
     base_url: str = "http://127.0.0.1:5000"
-    mail_backend: str = "maildir"  # smtp | maildir | console
+    mail_backend: str = "maildir"  # one of MAIL_BACKENDS
     maildir: str = ""
     smtp_host: str = "localhost"
     smtp_port: int = 25
@@ -34,6 +52,9 @@ class Settings:
     gnugo_level: int = 1  # GNU Go's strength, 1 to 10
     computer_seconds: float = 1.0  # time the search player thinks per move (other games)
     new_games_per_hour: int = 20  # games one client address may start on /new per hour
+    # The settings some file, variable or override gave a value (``pbm serve`` links
+    # to its own port unless base_url is among them).
+    configured: frozenset = field(default=frozenset(), compare=False)
 
     @property
     def server_domain(self) -> str:
@@ -44,31 +65,145 @@ class Settings:
         return self.server_address.rpartition("@")[0] or "pbm"
 
 
-def _coerce(kind, value):
+# The bounds of the numeric settings: (lowest, highest, whether the lowest is allowed).
+BOUNDS = {
+    "smtp_port": (1, 65535, True),
+    "nag_days": (0, MAX_DAYS, False),
+    "expire_days": (0, MAX_DAYS, False),
+    "max_message_bytes": (1024, 100 * 1024 * 1024, True),
+    "gnugo_level": (1, 10, True),
+    "computer_seconds": (0, 60, False),
+    "new_games_per_hour": (1, 100_000, True),
+}
+
+
+def env_name(name: str) -> str:
+    return "PBM_" + name.upper()
+
+
+def _number_range(name: str) -> str:
+    low, high, low_allowed = BOUNDS[name]
+    return f"from {low} to {high}" if low_allowed else f"more than {low:g} and at most {high:g}"
+
+
+def _coerce(name: str, kind, value, where: str):
+    """``value`` as the setting's type, checked against its bounds."""
+    def refuse(what: str) -> SettingsError:
+        return SettingsError(f"{env_name(name)} must be {what}, not {str(value)[:80]!r} ({where}).")
+
     if kind in (bool, "bool"):
-        return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
-    if kind in (int, "int"):
-        return int(value)
-    if kind in (float, "float"):
-        return float(value)
+        if isinstance(value, bool):
+            return value
+        word = str(value).strip().lower()
+        if word not in TRUE_WORDS + FALSE_WORDS:
+            raise refuse("true or false (also 1/0, yes/no, on/off)")
+        return word in TRUE_WORDS
+    if kind in (int, "int", float, "float"):
+        whole = kind in (int, "int")
+        wanted = f"a {'whole ' if whole else ''}number {_number_range(name)}"
+        try:
+            number = (int(str(value).strip()) if not isinstance(value, int) else value) if whole \
+                else float(value)
+        except (TypeError, ValueError):
+            raise refuse(wanted) from None
+        low, high, low_allowed = BOUNDS[name]
+        if isinstance(value, bool) or not math.isfinite(number) or number > high \
+                or number < low or (number == low and not low_allowed):
+            raise refuse(wanted)
+        return number
     return str(value)
 
 
+def _check(settings: Settings, where: dict) -> None:
+    """Refuse values that no part of pbm could use."""
+    def refuse(name: str, what: str) -> SettingsError:
+        value = getattr(settings, name)
+        return SettingsError(f"{env_name(name)} must be {what}, not {value!r} ({where.get(name, 'the default')}).")
+
+    if settings.mail_backend not in MAIL_BACKENDS:
+        raise refuse("mail_backend", "one of " + ", ".join(MAIL_BACKENDS))
+    if not ADDRESS.fullmatch(settings.server_address):
+        raise refuse("server_address", "a mail address like pbm@games.example.org")
+    base = urlsplit(settings.base_url)
+    if base.scheme not in ("http", "https") or not base.netloc or base.query or base.fragment:
+        raise refuse("base_url", "an http:// or https:// address like https://games.example.org")
+    if not settings.smtp_host.strip():
+        raise refuse("smtp_host", "the name or address of the mail relay")
+    if "nag_days" in settings.configured and settings.nag_days >= settings.expire_days:
+        raise SettingsError(f"PBM_NAG_DAYS ({settings.nag_days:g}) must be less than PBM_EXPIRE_DAYS "
+                            f"({settings.expire_days:g}): the reminder comes before the expiry.")
+    if settings.database_url:
+        _check_database_url(settings.database_url, where.get("database_url", "the default"))
+
+
+# PostgreSQL URLs without a driver (and psycopg2's) are taken as psycopg 3's, the driver pbm installs.
+POSTGRESQL_DRIVERS = ("postgres", "postgresql", "postgresql+psycopg2", "postgresql+psycopg")
+
+
+def _check_database_url(url: str, where: str) -> None:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    wanted = ("a SQLAlchemy URL of SQLite (sqlite:///path/pbm.sqlite3) or PostgreSQL "
+              "(postgresql://user@host/db)")
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        parsed = None
+    if parsed is None or parsed.drivername not in ("sqlite", "sqlite+pysqlite", *POSTGRESQL_DRIVERS):
+        raise SettingsError(f"PBM_DATABASE_URL must be {wanted}, not {url[:200]!r} ({where}).")
+
+
+def _with_driver(url: str) -> str:
+    """``url`` naming psycopg 3 when it is a PostgreSQL URL."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.drivername in POSTGRESQL_DRIVERS:
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    return url
+
+
+def _read_file(config_file: Path, named: bool) -> dict:
+    """The ``[pbm]`` table of the settings file; a file named by PBM_CONFIG must exist."""
+    if not config_file.exists():
+        if named:
+            raise SettingsError(f"PBM_CONFIG names {str(config_file)!r}, which does not exist.")
+        return {}
+    try:
+        table = tomllib.loads(config_file.read_text()).get("pbm", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as error:
+        raise SettingsError(f"The settings file {config_file} cannot be read: {error}.") from None
+    known = {f.name for f in fields(Settings)} - {"configured"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise SettingsError(f"The settings file {config_file} sets {', '.join(unknown)}, which pbm does not know; "
+                            f"the settings are: {', '.join(sorted(known))}.")
+    return table
+
+
 def load_settings(overrides: dict | None = None, environ=None) -> Settings:
-    """Resolve the settings; relative paths are taken from the project root."""
+    """Resolve and check the settings; relative paths are taken from the project root.
+    Raises ``SettingsError`` for a value pbm cannot use or a settings file it cannot read."""
     environ = os.environ if environ is None else environ
+    named = bool(environ.get("PBM_CONFIG"))
+    config_file = Path(environ.get("PBM_CONFIG") or PROJECT_ROOT / "config" / "default.toml")
     values: dict = {}
-    config_file = Path(environ.get("PBM_CONFIG", PROJECT_ROOT / "config" / "default.toml"))
-    if config_file.exists():
-        values.update(tomllib.loads(config_file.read_text()).get("pbm", {}))
-    for f in fields(Settings):
-        env = environ.get("PBM_" + f.name.upper())
+    where: dict = {}
+    for key, value in _read_file(config_file, named).items():
+        values[key], where[key] = value, f"set in {config_file}"
+    known = {f.name: f.type for f in fields(Settings) if f.name != "configured"}
+    for name in known:
+        env = environ.get(env_name(name))
         if env is not None and env != "":
-            values[f.name] = env
+            values[name], where[name] = env, "set in the environment"
     for key, value in (overrides or {}).items():
-        values[key.lower().removeprefix("pbm_")] = value
-    known = {f.name: f.type for f in fields(Settings)}
-    settings = Settings(**{k: _coerce(known[k], v) for k, v in values.items() if k in known})
+        name = key.lower().removeprefix("pbm_")
+        values[name], where[name] = value, "given to create_app"
+    chosen = {k: v for k, v in values.items() if k in known}
+    settings = Settings(**{k: _coerce(k, known[k], v, where[k]) for k, v in chosen.items()},
+                        configured=frozenset(chosen))
+    _check(settings, where)
 
     instance = Path(settings.instance_path or PROJECT_ROOT / "instance")
     if not instance.is_absolute():
@@ -76,6 +211,8 @@ def load_settings(overrides: dict | None = None, environ=None) -> Settings:
     maildir = Path(settings.maildir or instance / "outbox")
     if not maildir.is_absolute():
         maildir = PROJECT_ROOT / maildir
-    database_url = settings.database_url or f"sqlite:///{instance / 'pbm.sqlite3'}"
-    return replace(settings, instance_path=str(instance), maildir=str(maildir),
-                   database_url=database_url)
+    if "nag_days" not in settings.configured and settings.nag_days >= settings.expire_days:
+        settings = replace(settings, nag_days=settings.expire_days / 2)  # only the expiry was chosen
+    database_url = _with_driver(settings.database_url) if settings.database_url else f"sqlite:///{instance / 'pbm.sqlite3'}"
+    return replace(settings, instance_path=str(instance), maildir=str(maildir), database_url=database_url,
+                   base_url=settings.base_url.rstrip("/"))

@@ -17,6 +17,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable
 
+from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
 LANGUAGES = ("en", "de")  # the first is the default and the source language
@@ -97,6 +98,11 @@ class LazyText:
 
 def lazy_gettext(message: str, **params) -> LazyText:
     return LazyText(partial(gettext, message, **params))
+
+
+def number(value: int) -> LazyText:
+    """A number as its reader writes it (``2,001``, ``2.001``)."""
+    return LazyText(lambda: format_decimal(value, locale=current()))
 
 
 def N_(message: str) -> str:

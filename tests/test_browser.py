@@ -49,6 +49,27 @@ def test_go_by_click_and_by_keyboard(site, desktop):
     assert site.moves(board) == ["D5", "E6"]
 
 
+def board_has_focus(driver) -> bool:
+    return driver.execute_script("return document.activeElement.hasAttribute('data-board-frame')")
+
+
+def test_the_board_takes_the_keyboard_focus_when_it_is_yours_to_play(site, desktop, second):
+    from selenium.webdriver.common.keys import Keys
+
+    board = site.board("go")
+    open_page(second, board.play_url(1))  # bob waits: nothing to play, the keys page through the history
+    assert second.execute_script("return document.activeElement === document.body")
+    open_page(desktop, board.play_url(0))
+    waiter(desktop).until(board_has_focus, "alice's board to take the focus")
+    keys(desktop, Keys.HOME, Keys.ARROW_UP, Keys.ENTER, Keys.ENTER)  # no click first: E6 selected, then played
+    wait_for_move(desktop, 1)
+    wait_for_move(second, 1)  # alice's move arrives on bob's open page, and with it bob's turn
+    waiter(second).until(board_has_focus, "bob's board to take the focus when his turn came")
+    keys(second, Keys.HOME, Keys.ENTER, Keys.ENTER)
+    wait_for_move(second, 2)
+    assert site.moves(board) == ["E6", "E5"]
+
+
 def test_great_kingdom_with_confirmation_off_and_by_keyboard(site, desktop):
     from selenium.webdriver.common.keys import Keys
 

@@ -3,8 +3,10 @@
 import json
 import mailbox
 import os
+import re
 import signal
 import smtplib
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -148,3 +150,110 @@ def test_serve_links_to_its_own_port_refuses_a_busy_port_and_stops_quietly(env, 
         process.send_signal(signal.SIGTERM)  # what systemd's stop sends
         output = process.communicate(timeout=30)[0].decode()
     assert process.returncode == 0 and "Traceback" not in output
+
+
+# -- interface.md's command line: help, exit statuses, refusals with a sentence ------------
+
+
+VERBS = {  # each verb of interface.md with the flags it names
+    ("serve",): ("--host", "--port", "--smtp-port"),
+    ("db", "upgrade"): (),
+    ("ingest",): ("FILE",),
+    ("smtpd",): ("--host", "--port"),
+    ("scheduler",): (),
+    ("sweep",): (),
+}
+
+
+def test_help_describes_every_verb_flag_and_default(env):
+    overview = pbm("--help", env=env)
+    assert overview.returncode == 0
+    for verb in ("serve", "db", "ingest", "smtpd", "scheduler", "sweep"):
+        assert re.search(rf"^    {verb}\s+\w", overview.stdout.decode(), re.M), verb  # with its summary
+    for verb, flags in VERBS.items():
+        shown = pbm(*verb, "--help", env=env)
+        text = shown.stdout.decode()
+        assert shown.returncode == 0 and text.startswith(f"usage: pbm {' '.join(verb)} "), verb
+        description = text.split("\n\n")[1]
+        assert len(description.split()) >= 3 and description.rstrip().endswith("."), (verb, description)
+        for flag in flags:
+            line = next(line for line in text.splitlines() if line.strip().startswith(flag))
+            explained = line.split(flag, 1)[1].split(None, 1)  # metavar or help, then the help
+            assert len(" ".join(explained).split()) >= 2 or flag == "--smtp-port", (verb, line)
+    defaults = {"serve": ("default 127.0.0.1", "default 5000", "no SMTP listener"),
+                "smtpd": ("default 127.0.0.1", "default 2525")}
+    for verb, wanted in defaults.items():
+        text = " ".join(pbm(verb, "--help", env=env).stdout.decode().split())
+        assert all(w in text for w in wanted), (verb, text)
+    ingest = pbm("ingest", "--help", env=env).stdout.decode()
+    assert re.search(r"^  0 ", ingest, re.M) and re.search(r"^  75 ", ingest, re.M) and "EX_TEMPFAIL" in ingest
+
+
+def test_ingest_of_a_file_it_cannot_read_exits_66_with_a_sentence(env, tmp_path):
+    for missing in (tmp_path / "no-such.eml", tmp_path):
+        result = pbm("ingest", str(missing), env=env)
+        assert result.returncode == 66
+        assert f"pbm ingest: cannot read {missing}" in result.stderr.decode()
+        assert "Traceback" not in result.stderr.decode()
+
+
+def test_a_setting_pbm_cannot_use_stops_each_command_with_a_sentence(env):
+    bad = {**env, "PBM_SMTP_PORT": "abc"}
+    sentence = "PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'abc' (set in the environment)."
+    for verb in (("sweep",), ("db", "upgrade"), ("serve", "--port", str(free_port())),
+                 ("smtpd", "--port", str(free_port()))):
+        result = pbm(*verb, env=bad, timeout=30)
+        assert result.returncode == 78, verb
+        assert result.stderr.decode() == f"pbm {verb[0]}: {sentence}\n", verb
+    kept = pbm("ingest", env=bad, stdin=make_mail("alice@players.test", "help"))
+    assert kept.returncode == 75  # the MTA keeps the mail until the settings are fixed
+    assert sentence in kept.stderr.decode() and "try again later" in kept.stderr.decode()
+    loud = pbm("sweep", env={**env, "PBM_LOG_LEVEL": "loud"})
+    assert loud.returncode == 78
+    assert loud.stderr.decode() == ("pbm: PBM_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, "
+                                    "not 'LOUD'.\n")
+
+
+@pytest.mark.parametrize("verb", ["serve", "smtpd"])
+def test_a_port_out_of_range_is_refused_before_starting(env, verb):
+    for flag in (("--port",) if verb == "smtpd" else ("--port", "--smtp-port")):
+        result = pbm(verb, flag, "99999", env=env)
+        assert result.returncode == 2
+        assert f"argument {flag}: must be a port number from 1 to 65535, not '99999'" in result.stderr.decode()
+
+
+def test_smtpd_refuses_a_busy_port_with_a_sentence(env):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = pbm("smtpd", "--port", str(port), env=env)
+    assert result.returncode == 1
+    stderr = result.stderr.decode()
+    assert f"pbm smtpd: cannot listen for SMTP on 127.0.0.1:{port}" in stderr
+    assert "choose another port with --port." in stderr and "Traceback" not in stderr
+
+
+def test_serve_links_to_the_base_url_of_a_settings_file(env, tmp_path):
+    config = tmp_path / "pbm.toml"
+    config.write_text('[pbm]\nbase_url = "https://games.example.org"\n')
+    env = {**{k: v for k, v in env.items() if k != "PBM_BASE_URL"}, "PBM_CONFIG": str(config)}
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--no-scheduler"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=2), "pbm serve to start")
+        for raw in (make_mail("alice@players.test", "signup alice alicepw"),
+                    make_mail("bob@players.test", "signup bob bobpw"),
+                    make_mail("alice@players.test", "greatkingdom challenge alice bob")):
+            request = urllib.request.Request(base + "/inbound/email", data=raw,
+                                             headers={"Content-Type": "message/rfc822"})
+            urllib.request.urlopen(request, timeout=30).read()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
+    board_mail = next(m for m in box if m["Subject"] == "Great Kingdom Board 101 alice")
+    assert "https://games.example.org/play/" in board_mail.get_payload(decode=True).decode()

@@ -47,9 +47,101 @@ def test_commands_parse(line, expected):
     ("greatkingdom challenge alice", "exactly two players"),
     ("greatkingdom challenge alice bob --nagtime=soon", "number of days"),
     ("greatkingdom challenge alice bob --color=red", "not a server option"),
-    ("h", "ambiguous"),
+    ("h", "'h' could be help or history: write more of it."),
 ])
 def test_bad_commands_get_a_sentence_and_usage(line, reason):
     with pytest.raises(CommandError, match=reason) as error:
         parse_command(line)
     assert error.value.usage
+
+
+# Abbreviations (pbmserv): a prefix stands for the one word it begins; a prefix of
+# several is refused with every candidate named; words that cannot be taken back
+# are written in full.
+
+@pytest.mark.parametrize("line, candidates", [
+    ("s 101", "'s' could be show, signoff, or signup: write more of it."),
+    ("si alice pw", "'si' could be signoff or signup: write more of it."),
+    ("l", "'l' could be language or list: write more of it."),
+    ("g", "'g' could be games, go, or greatkingdom: write more of it."),
+    ("t", "'t' could be twodragons or twotigers: write more of it."),
+    ("m 101", "'m' could be message, move, or multiple: write more of it."),
+    ("go c alice bob", "'c' could be challenge, chat, or confirm: write more of it."),
+    ("go s 101", "'s' could be show, standings, submit, or subscribe: write more of it."),
+    ("go r 101 alice pw", "'r' could be ratings, reject, or resign: write more of it."),
+    ("go re 101 alice pw", "'re' could be reject or resign: write more of it."),
+    ("go l", "'l' could be limit or list: write more of it."),
+    ("go su 101 alice pw", "'su' could be submit or subscribe: write more of it."),
+    ("go challenge alice bob --e=3 -=9", "'' could be komi or size: write more of it."),
+])
+def test_an_ambiguous_prefix_is_refused_with_the_candidates_named(line, candidates):
+    with pytest.raises(CommandError) as error:
+        parse_command(line)
+    assert str(error.value) == candidates
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("c password alice old new", Command("change_password", userid="alice", password="old", args=("new",))),
+    ("sh 101", Command("show", board=101)),
+    ("signu alice pw", Command("signup", userid="alice", password="pw")),
+    ("la alice pw de", Command("language", userid="alice", password="pw", args=("de",))),
+    ("li", Command("games", args=("all",))),
+    ("ga bob next", Command("games", userid="bob", args=("next",))),
+    ("gr", Command("help", game="greatkingdom")),
+    ("go chal alice bob", Command("challenge", game="go", args=("alice", "bob"))),
+    ("go chat 101 alice pw", Command("chat", game="go", board=101, userid="alice", password="pw")),
+    ("go co 101 alice pw", Command("confirm", game="go", board=101, userid="alice", password="pw")),
+    ("go sh 101", Command("show", game="go", board=101)),
+    ("go st", Command("standings", game="go")),
+    ("go subm 101 alice pw D4", Command("submit", game="go", board=101, userid="alice", password="pw",
+                                        move="D4")),
+    ("go subs 101 alice pw", Command("subscribe", game="go", board=101, userid="alice", password="pw")),
+    ("go ra", Command("standings", game="go")),
+    ("go rej alice pw", Command("reject", game="go", userid="alice", password="pw")),
+    ("go lim alice pw 2", Command("limit", game="go", userid="alice", password="pw", args=("2",))),
+    ("go lis", Command("games", game="go", args=("all",))),
+    ("go challenge alice bob -si=13 -k=0.5 --nag=2 --exp=5",
+     Command("challenge", game="go", args=("alice", "bob"), options={"size": "13", "komi": "0.5"},
+             timing={"nagtime": 2.0, "expiretime": 5.0})),
+    ("dragons challenge alice bob -t --forf=3",
+     Command("challenge", game="dragons", args=("alice", "bob"), options={"tantrix": "true"},
+             timing={"expiretime": 3.0})),
+])
+def test_a_prefix_of_one_word_stands_for_it(line, expected):
+    assert parse_command(line) == expected
+
+
+@pytest.mark.parametrize("line, short, word", [
+    ("signof alice pw", "signof", "signoff"),
+    ("go res 101 alice pw", "res", "resign"),
+    ("resig 101 alice pw", "resig", "resign"),
+])
+def test_words_that_cannot_be_taken_back_are_never_abbreviated(line, short, word):
+    with pytest.raises(CommandError) as error:
+        parse_command(line)
+    assert str(error.value) == f"'{short}' would be {word}, which is written in full: it cannot be taken back."
+    assert parse_command(line.replace(short, word, 1)).verb in ("signoff", "move")
+
+
+def test_the_ambiguity_sentence_and_its_usage_name_the_candidates_in_the_readers_language():
+    from pbm import i18n
+
+    with pytest.raises(CommandError) as error:
+        parse_command("go re 101 alice pw")
+    assert error.value.usage == "<game> reject <userid> <password>   or   <game> resign <board> <userid> <password>"
+    with i18n.language("de"):
+        assert str(error.value) == "'re' könnte reject oder resign heißen: schreib mehr davon."
+
+
+@pytest.mark.parametrize("line, stored", [
+    ("signo alice secret1", "signo alice ********"),  # refused (in full), yet never stored with its password
+    ("go res 101 alice secret1", "go res 101 alice ********"),
+    ("go re 101 alice secret1", "go re 101 alice ********"),  # reject or resign: each reading is redacted
+    ("si alice secret1", "si alice ********"),
+    ("ch pa alice old1 new1", "ch pa alice ******** ********"),
+    ("go mo 101 alice secret1 D4", "go mo 101 alice ******** D4"),
+])
+def test_a_refused_abbreviation_is_stored_without_its_password(line, stored):
+    from pbm.commands import redact
+
+    assert redact(line) == stored

@@ -120,3 +120,129 @@ def test_resign_by_reply(players, outbox):
     assert final["Subject"] == "Great Kingdom Board 101 game over"
     assert "Game won by alice (Blue): Orange resigned." in body(final)
     assert "bob says (to the two players only):\n> well played" in body(final)
+
+
+# -- abbreviations: one rule in the subject, the body, 'multiple' lines and replies --
+
+def reply(players, outbox, sender: str, line: str):
+    """Answer the latest board mail to ``sender`` with ``line`` first (no password)."""
+    last = [m for m in outbox.to(sender) if m["Reply-To"]][-1]
+    return players.send(sender, "Re: " + str(last["Subject"]), f"{line}\n",
+                        to=last["Reply-To"].addresses[0].addr_spec)
+
+
+def test_an_ambiguous_subject_is_answered_with_the_candidates_and_their_usage(players, outbox):
+    result = players.send(ALICE, "go s 101")
+    assert result.status == "rejected"
+    refusal = outbox.to(ALICE)[-1]
+    assert refusal["Subject"] == "Go error"
+    assert "'s' could be show, standings, submit, or subscribe: write more of it." in text(refusal)
+    assert "Send instead: <game> show <board>[#n] or <game> standings or <game> ratings or" in text(refusal)
+    players.send(ALICE, "s 101")  # without a game: show, signoff or signup
+    assert "'s' could be show, signoff, or signup: write more of it." in text(outbox.to(ALICE)[-1])
+    assert players.send(ALICE, "si alice alicepw").status == "rejected"
+    assert "'si' could be signoff or signup: write more of it." in text(outbox.to(ALICE)[-1])
+
+
+def test_a_prefix_of_one_command_works_in_the_subject_the_body_and_multiple(players, outbox):
+    assert players.send(ALICE, "gr chal alice bob -si=7 --nag=2 --exp=5").status == "applied"
+    first = outbox.to(ALICE)[-1]
+    assert first["Subject"] == "Great Kingdom Board 101 alice"
+    assert "   A  B  C  D  E  F  G\n" in body(first)  # -si=7: a 7x7 board
+    assert players.send(BOB, "", "gr sh 101\n").status == "applied"  # empty subject: the body's first line
+    assert outbox.to(BOB)[-1]["Subject"] == "Great Kingdom Board 101 alice"
+    outbox.new()
+    result = players.send(ALICE, "mult", "gr mo 101 alice alicepw C3\ngr re 101 bob bobpw\ngr l\ngr hi 101\n")
+    assert result.status == "rejected"  # two of its lines were refused; the others were done
+    answers = {m["Subject"]: m for m in outbox.new() if m["To"].addresses[0].addr_spec == ALICE}
+    assert set(answers) == {"Great Kingdom Board 101 bob", "Great Kingdom Board 101 history",
+                            "pbm error"}  # the move was played, the history sent
+    refused = text(answers["pbm error"])
+    assert "2 commands of your mail were refused:" in refused
+    assert "gr re 101 bob bobpw 're' could be reject or resign: write more of it." in refused
+    assert "gr l 'l' could be limit or list: write more of it." in refused
+
+
+def test_a_reply_may_abbreviate_its_word_but_not_resign(players, outbox, server):
+    players.send(ALICE, "go challenge alice bob")
+    assert reply(players, outbox, ALICE, "D4").status == "applied"
+    assert reply(players, outbox, BOB, "sh").status == "applied"  # show
+    assert outbox.to(BOB)[-1]["Subject"] == "Go Board 101 bob" and "Reply-To" in outbox.to(BOB)[-1]
+    assert reply(players, outbox, BOB, "re").status == "rejected"
+    assert "'re' could be reject, resign, or resume: write more of it." in text(outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "resi").status == "rejected"
+    assert "'resi' would be resign, which is written in full: it cannot be taken back." in text(
+        outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "h").status == "rejected"  # help or history
+    assert "'h' could be help or history: write more of it." in text(outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "E5").status == "applied"
+    assert reply(players, outbox, ALICE, "u").status == "applied"  # undo
+    assert "alice asks to take back move 1; bob may accept or reject." in text(outbox.to(BOB)[-1])
+    assert reply(players, outbox, BOB, "acc").status == "applied"  # accept
+    assert "bob accepted alice's request to take back move 1" in text(outbox.to(ALICE)[-1])
+    assert reply(players, outbox, ALICE, "p").status == "applied"  # Go reads p as pass, not as propose
+    passed = outbox.to(BOB)[-1]
+    assert passed["Subject"] == "Go Board 101 bob" and "draw" not in text(passed)
+    assert reply(players, outbox, BOB, "pro").status == "applied"  # propose
+    assert "bob offers a draw; alice may accept or reject." in text(outbox.to(ALICE)[-1])
+
+
+# -- rows of the command table that had no test by mail (issue 13 audit) --------
+
+def test_a_move_with_the_right_number_is_played(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4#1").status == "applied"
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw F6 #2").status == "applied"
+    assert "It is alice's turn (Blue)." in text(outbox.to(ALICE)[-1])
+    late = players.send(BOB, "greatkingdom move 101 bob bobpw C3#3")  # alice's #3, and not bob's turn
+    assert late.status == "rejected"
+
+
+def test_decline_by_the_move_command(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw decline").status == "applied"
+    ended = outbox.to(ALICE)[-1]
+    assert ended["Subject"] == "Great Kingdom Board 101 game over"
+    assert "Game cancelled: Orange declined the game before moving." in text(ended)
+
+
+def test_games_of_everyone_and_list_without_a_game(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(BOB, "go challenge bob alice")
+    players.send(BOB, "go resign 102 bob bobpw")
+    players.send(BOB, "greatkingdom games")
+    assert "Great Kingdom boards:" in body(outbox.new()[-1])
+    players.send(BOB, "list")
+    listing = body(outbox.new()[-1])
+    assert "All boards:" in listing and "  101  greatkingdom" in listing and "  102  go" in listing
+    assert "  102  go                     bob vs alice        move 1    finished" in listing
+    players.send(BOB, "go games alice all")
+    listing = body(outbox.new()[-1])
+    assert "Go boards of alice:" in listing and "  102  go" in listing and "  101" not in listing
+
+
+def test_help_lists_every_command_of_the_interface(players, outbox):
+    """Each row of the mail command table (shared/interface.md) has its line in `help`."""
+    players.send(ALICE, "help")
+    listed = " ".join(body(outbox.new()[-1]).split())
+    for usage in ("signup <userid> <password> [<email>]", "change password <userid> <old> <new>",
+                  "change address <userid> <password> <email>", "<game> help",
+                  "<game> challenge <user1> <user2> [-option=value ...] [--nagtime=D --expiretime=D]",
+                  "(--forfeittime=D too)", "<game> move <board> <userid> <password> <move>[#n]",
+                  "<game> move <board> <userid> <password> pass (or resign)",
+                  "<game> resign <board> <userid> <password>", "<game> show <board>[#n]",
+                  "<game> games [<userid>] [next | active | all] <game> list", "<game> history <board>",
+                  "<game> move <board> <userid> <password> undo", "<game> move <board> <userid> <password> propose",
+                  "<game> move <board> <userid> <password> accept (or reject)",
+                  "<game> move <board> <userid> <password> decline",
+                  "<game> queue <board> <userid> <password> <move>", "<game> submit <board> <userid> <password> <move>",
+                  "<game> confirm <board> <userid> <password>", "<game> preview <board>[#n] <move> [<move> ...]",
+                  "<game> subscribe <board> <userid> <password> (and unsubscribe)",
+                  "<game> subscribe <userid> <password> all (and unsubscribe)",
+                  "<game> chat <board> <userid> <password>", "message <userid> <password> <userid> [<userid> ...]",
+                  "<game> standings (or <game> ratings)", "<game> accept <userid> <password>",
+                  "<game> reject <userid> <password>", "<game> limit <userid> <password> <n>",
+                  "vacation <userid> <password> <days> (or off)", "add <userid> <password> <email>",
+                  "signoff <userid> <password>", "all show <userid> [next | active]", 'Subject "multiple"'):
+        assert usage in listed, usage

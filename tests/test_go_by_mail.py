@@ -104,6 +104,19 @@ def test_new_round_needs_both_players(go_game, outbox):
     assert early.status == "rejected" and "still being played" in early.error
 
 
+def test_a_new_round_keeps_the_colours_size_and_komi(players, outbox, client):
+    assert players.send(ALICE, "go challenge alice bob -size=13 -komi=5.5").status == "applied"
+    assert players.send(ALICE, "go move 101 alice alicepw K10").status == "applied"
+    assert players.send(ALICE, "go resign 101 alice alicepw").status == "applied"
+    for sender, password in ((ALICE, "alicepw"), (BOB, "bobpw")):
+        userid = sender.split("@")[0]
+        assert players.send(sender, f"go move 101 {userid} {password} newround").status == "applied"
+    old, new = client.get("/games/101.json").json, client.get("/games/102.json").json
+    assert new["options"] == old["options"] == {"size": 13, "komi": 5.5}
+    assert (new["players"], new["move"], new["to_move"]) == (old["players"], 0, "alice")  # alice Black again
+    assert "13 . . . . . . . . . . . . . 13" in " ".join(new["diagram"].split("\n")[1].split())
+
+
 def test_sgf_route_is_only_for_go(players, client):
     players.send(ALICE, "greatkingdom challenge alice bob")
     assert client.get("/games/101.sgf").status_code == 404

@@ -359,6 +359,61 @@ def test_a_german_players_board_help_and_error_mails_are_german(players, outbox)
     assert "'abc' ist keine Brettnummer (Bretter sind nummeriert wie 101)." in body(outbox.new()[-1])
 
 
+def test_requests_queues_and_their_refusals_reach_a_german_player_in_german(players, outbox):
+    """The notes of a board mail (undo, draw offers, queued moves) are written for each
+    reader; the refusals of requests, queue, submit/confirm, watching and challenge
+    control, and the ambiguity of an abbreviation, in the sender's language."""
+    def flat(message) -> str:
+        return " ".join(body(message).split())
+
+    def last(address):
+        return [m for m in outbox.all() if m["To"].addresses[0].addr_spec == address][-1]
+
+    players.send(BOB, "language bob bobpw de")
+    players.send(ALICE, "go challenge alice bob")
+    players.send(BOB, "go queue 101 bob bobpw E5")
+    queued = last(BOB)
+    assert queued["Subject"] == "Go Brett 101 vorgemerkt" and "Vorgemerkt auf Brett 101: E5." in flat(queued)
+    players.send(ALICE, "go move 101 alice alicepw D4")
+    assert "Der vorgemerkte Zug E5 von bob wurde gespielt (Zug 2)." in flat(last(BOB))
+    assert "bob's queued move E5 was played (move 2)." in flat(last(ALICE))  # alice reads English
+
+    players.send(ALICE, "go move 101 alice alicepw undo")
+    players.send(BOB, "go move 101 bob bobpw reject")
+    assert "bob hat die Bitte von alice um Rücknahme von Zug 1 abgelehnt." in flat(last(BOB))
+    assert "bob rejected alice's request to take back move 1." in flat(last(ALICE))
+    assert "Go Brett 101: alice (Schwarz) gegen bob (Weiß)" in flat(last(BOB))  # not alice's English board
+    assert "Go Board 101: alice (Black) vs bob (White)" in flat(last(ALICE))
+    players.send(ALICE, "go move 101 alice alicepw C3")
+    players.send(ALICE, "go move 101 alice alicepw propose")
+    players.send(BOB, "go move 101 bob bobpw undo")
+    assert ("Auf Brett 101 ist schon eine Anfrage offen (das Remisangebot von alice); es kann nur eine zur Zeit "
+            "offen sein") in flat(last(BOB))
+    players.send(BOB, "go move 101 bob bobpw F5")
+    assert "bob hat gezogen, statt zu antworten, und damit das Remisangebot von alice abgelehnt." in flat(last(BOB))
+
+    refusals = [
+        ("go queue 101 bob bobpw undo",
+         "Vormerken lässt sich nur ein Zug auf dem Brett; schick undo mit dem Befehl move."),
+        ("go submit 101 bob bobpw G5",
+         "Du bist auf Brett 101 nicht am Zug; einen Zug für später kannst du mit dem Befehl queue vormerken."),
+        ("go confirm 101 bob bobpw",
+         "Du hast auf Brett 101 keinen Zug eingereicht, also gibt es nichts zu bestätigen."),
+        ("go move 101 bob bobpw accept", "Auf Brett 101 ist keine Anfrage offen, auf die accept antworten könnte"),
+        ("go subscribe 101 bob bobpw", "bob spielt auf Brett 101; dessen Mails kommen ohnehin."),
+        ("go re 101 bob bobpw", "'re' könnte reject oder resign heißen: schreib mehr davon."),
+        ("go resig 101 bob bobpw", "'resig' wäre resign, und das wird ausgeschrieben"),
+        ("vacation bob bobpw off", "bob ist nicht im Urlaub."),
+        ("go games bob active", None),
+    ]
+    for line, sentence in refusals:
+        players.send(BOB, line)
+        if sentence:
+            assert sentence in flat(last(BOB)), line
+    assert "Go-Bretter von bob (laufend):" in flat(last(BOB))
+    assert "101 go alice vs bob Zug 4 alice am Zug" in flat(last(BOB))
+
+
 def test_plural_forms_follow_the_number(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     players.send(ALICE, "vacation alice alicepw 1")

@@ -80,6 +80,7 @@ def test_missing_message_id_gets_a_stable_one():
     ({"Auto-Submitted": "auto-replied"}, "Auto-Submitted"),
     ({"Precedence": "bulk"}, "Precedence"),
     ({"Precedence": "list"}, "Precedence"),
+    ({"Precedence": "junk"}, "Precedence"),
     ({"X-Autoreply": "yes"}, "X-Autoreply"),
     ({"Return-Path": "<>"}, "empty return path"),
 ])

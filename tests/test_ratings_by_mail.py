@@ -4,7 +4,12 @@ says how; `<game> standings` (or `ratings`) and `/standings/<game>` list them;
 declined and cancelled games are not rated; a rebuild changes no rating;
 `<game> accept|reject|limit` decide which challenges a player takes."""
 
+import threading
+import time
+from contextlib import contextmanager
+
 import pytest
+import sqlalchemy as sa
 from freezegun import freeze_time
 from glicko2.math.algorithm import update_rating
 from glicko2.math.conversions import mu_to_rating, phi_to_rd, rating_to_mu, rd_to_phi
@@ -16,7 +21,7 @@ from pbm.service import computer
 
 from .browser import HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width
 from .browser.fixtures import browsers, desktop, phone, site  # noqa: F401 (fixtures)
-from .conftest import body
+from .conftest import body, make_mail
 
 ALICE, BOB, CAROL = "alice@players.test", "bob@players.test", "carol@players.test"
 T0 = "2026-11-01 12:00:00"
@@ -233,6 +238,83 @@ def test_limit_caps_the_active_boards_a_player_is_challenged_to(server, players,
         assert len(session.exec(select(Board)).all()) == 3
 
 
+@contextmanager
+def slow_board_counts(server):
+    """Within the block, every count of a player's active boards pauses 0.3 s after the
+    query (a real pause in the database driver's path): the window in which another
+    challenge could count the same boards, or take the next lock."""
+    def pause(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().lower().startswith("select count") and "board.status" in statement:
+            time.sleep(0.3)
+
+    sa.event.listen(server.engine, "after_cursor_execute", pause)
+    try:
+        yield
+    finally:
+        sa.event.remove(server.engine, "after_cursor_execute", pause)
+
+
+def at_once(app, mails: dict[str, tuple[str, str, str]]) -> dict[str, dict]:
+    """Post each (sender, subject, body) to the webhook from its own thread, all at the
+    same moment; the JSON answers by key."""
+    barrier = threading.Barrier(len(mails))
+    answers = {}
+
+    def post(key, sender, subject, text):
+        raw = make_mail(sender, subject, text)
+        client = app.test_client()
+        barrier.wait()
+        answers[key] = client.post("/inbound/email", data=raw, content_type="message/rfc822").get_json()
+
+    threads = [threading.Thread(target=post, args=(key, *mail)) for key, mail in mails.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+def test_challenges_arriving_at_once_never_pass_the_limit(app, server, players, outbox):
+    """Four challenges to bob, who takes one active board, reach the webhook at the same
+    moment. Without the lock on bob's row every challenge would count 0 boards and start
+    one on PostgreSQL; with it exactly one board starts (SQLite writes one transaction
+    at a time: the lane checks the same answer)."""
+    challengers = ["carol", "dave", "erin", "fred"]
+    for name in challengers:
+        assert players.send(f"{name}@players.test", f"signup {name} {name}pw").status == "applied"
+    assert players.send(BOB, "greatkingdom limit bob bobpw 1").status == "applied"
+    with slow_board_counts(server):
+        answers = at_once(app, {name: (f"{name}@players.test", f"greatkingdom challenge {name} bob", "")
+                                for name in challengers})
+    statuses = sorted(answer["status"] for answer in answers.values())
+    assert statuses == ["applied", "rejected", "rejected", "rejected"], answers
+    with reading(server.engine) as session:
+        assert len(session.exec(select(Board)).all()) == 1
+    refused = [name for name, answer in answers.items() if answer["status"] == "rejected"]
+    for name in refused:
+        assert ("bob already plays 1 active Great Kingdom board, the most they take at a time; no board was "
+                "started.") in flat(latest_to(outbox, f"{name}@players.test"))
+
+
+def test_two_mails_locking_two_players_in_opposite_order_both_go_through(app, server, players, outbox):
+    """alice challenges bob, then carol; dave carol, then bob, in one mail each, at the
+    same moment: on PostgreSQL each holds one player's row and waits for the other's,
+    a deadlock the database breaks by rolling one mail back. That mail is run again
+    (as after a version conflict), so both are answered and all four boards start."""
+    for name in ("carol", "dave"):
+        assert players.send(f"{name}@players.test", f"signup {name} {name}pw").status == "applied"
+    for name in ("bob", "carol"):
+        assert players.send(f"{name}@players.test", f"greatkingdom limit {name} {name}pw 5").status == "applied"
+    with slow_board_counts(server):
+        answers = at_once(app, {
+            "alice": (ALICE, "multiple", "greatkingdom challenge alice bob\ngreatkingdom challenge alice carol\n"),
+            "dave": ("dave@players.test", "multiple",
+                     "greatkingdom challenge dave carol\ngreatkingdom challenge dave bob\n")})
+    assert [answers[key]["status"] for key in ("alice", "dave")] == ["applied", "applied"], answers
+    with reading(server.engine) as session:
+        assert len(session.exec(select(Board)).all()) == 4
+
+
 @pytest.mark.parametrize("line, sentence", [
     ("greatkingdom reject bob wrongpw", "The password for bob is wrong."),
     ("greatkingdom limit bob bobpw many", "'many' is not a number of boards from 0 (no limit) to 1000."),
@@ -256,8 +338,6 @@ def test_help_lists_standings_and_challenge_control(players, outbox):
 def test_two_games_ending_at_once_both_count(server, players, outbox):
     """Two of alice's boards end in concurrent transactions: neither rating update is
     lost (the second waits for the first's locked rating rows and builds on them)."""
-    import threading
-
     players.send(ALICE, "greatkingdom challenge alice bob")
     players.send(CAROL, "signup carol carolpw")
     players.send(ALICE, "greatkingdom challenge alice carol")

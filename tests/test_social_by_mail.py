@@ -293,7 +293,7 @@ def test_signoff_resigns_running_boards_and_closes_the_account(server, players, 
     players.send(ALICE, "greatkingdom resign 101 alice alicepw")  # over already: stays as it is
     outbox.new()
     assert players.send(ALICE, "signo alice alicepw").status == "rejected"  # in full, or nothing
-    assert "signoff closes your account: write the word in full." in text(outbox.new()[-1])
+    assert "'signo' would be signoff, which is written in full: it cannot be taken back." in text(outbox.new()[-1])
     assert players.send(ALICE, "signoff alice alicepw").status == "applied"
     mails = outbox.new()
     final = next(m for m in mails if to(m) == BOB)
@@ -311,6 +311,37 @@ def test_signoff_resigns_running_boards_and_closes_the_account(server, players, 
     with reading(server.engine) as s:
         alice = s.exec(select(Player).where(Player.userid == "alice")).one()
         assert alice.email is None and alice.password_hash is None and alice.closed_at is not None
+
+
+def test_a_signed_off_players_boards_offer_no_new_round(server, players, outbox, client):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(BOB, "go challenge bob alice")
+    players.send(ALICE, "greatkingdom resign 101 alice alicepw")
+    over = outbox.to(BOB)[-1]
+    assert 'For a new round with the same sides and options, reply "newround".' in text(over)  # still open
+    assert 'data-action="newround"' in client.get(f"/play/{board(server).token1}").get_data(as_text=True)
+    assert players.send(ALICE, "signoff alice alicepw").status == "applied"
+    final = outbox.to(BOB)[-1]  # board 102, resigned by the signoff
+    assert final["Subject"] == "Go Board 102 game over"
+    assert "newround" not in text(final)
+    assert "alice has signed off, so this board gets no new round." in text(final)
+
+    refused = players.send(BOB, "greatkingdom move 101 bob bobpw newround")
+    assert refused.status == "rejected"
+    sentence = "alice has signed off, so board 101 gets no new round; challenge someone else to a new game."
+    assert refused.error == sentence and sentence in text(outbox.to(BOB)[-1])
+    tag = final["Reply-To"].addresses[0].addr_spec
+    assert players.send(BOB, "Re: Go Board 102 game over", "newround\n", to=tag).status == "rejected"
+    assert "alice has signed off, so board 102 gets no new round" in text(outbox.to(BOB)[-1])
+    players.send(BOB, "greatkingdom show 101")
+    shown = text(outbox.to(BOB)[-1])
+    assert "newround" not in shown and "alice has signed off, so this board gets no new round." in shown
+    for page in (client.get(f"/play/{board(server).token1}"), client.get("/games/101")):
+        html = page.get_data(as_text=True)
+        assert 'data-action="newround"' not in html
+        assert "alice has signed off, so this board gets no new round." in html
+    with reading(server.engine) as session:
+        assert session.get(Board, 101).newround_votes == 0 and session.get(Board, 102).next_board_id is None
 
 
 # Every game's boards

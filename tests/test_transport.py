@@ -239,8 +239,3 @@ def test_console_backend_prints_the_mail(capsys):
              make_mail("pbm@pbm.test", "Hello there"))
     out = capsys.readouterr().out
     assert "--- mail to alice@players.test ---" in out and "Subject: Hello there" in out
-
-
-def test_an_unknown_backend_fails_each_mail_with_a_sentence():
-    with pytest.raises(DeliveryError, match="unknown mail backend 'smtps' \\(use smtp, maildir or console\\)"):
-        send_one(load_settings({"mail_backend": "smtps"}), "a@players.test", make_mail("pbm@pbm.test", "x"))

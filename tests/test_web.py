@@ -342,6 +342,44 @@ def test_hooks_are_drawn_precisely_where_the_game_draws_them(players, client, se
                 assert max(centres) > 50  # hundredths of a unit
 
 
+def test_status_filter_by_a_game_that_does_not_exist_is_400_with_a_sentence(client, game):
+    response = client.get("/?game=chess")
+    assert response.status_code == 400 and response.mimetype == "text/html"
+    assert ("There is no game called &#39;chess&#39; to filter by; the games are dragons, go, greatkingdom, "
+            "twodragons, twotigers.") in response.get_data(as_text=True)
+    assert client.get("/?game=GreatKingdom").status_code == 200  # names are case-insensitive
+
+
+def test_text_and_record_refusals_are_plain_sentences(client, game):
+    for path, code, sentence in (("/games/101.txt?move=9", 400, "Board 101 has moves 0 to 1."),
+                                 ("/games/999.txt", 404, "There is no board 999."),
+                                 ("/games/101.sgf", 404, "Board 101 is Great Kingdom, which has no SGF record."),
+                                 ("/games/101.json?move=x", 400, None)):
+        response = client.get(path)
+        assert response.status_code == code, path
+        if sentence:
+            assert response.mimetype == "text/plain" and response.get_data(as_text=True) == sentence + "\n", path
+        else:
+            assert response.json == {"status": "error", "error": "?move= needs a move number from 0 to 1."}
+
+
+def test_readme_documents_every_route_with_its_methods(app):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("\n## HTTP\n"):readme.index("\n## Playing on the web\n")]
+    documented = {}
+    for row in re.findall(r"^\| (`/.*?) \| ([A-Z, ]+) \| (.+) \|$", section, re.M):
+        for route in re.findall(r"`([^`]+)`", row[0]):
+            documented[re.sub(r"<[^>]+>", "<>", route)] = set(row[1].split(", "))
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        route = re.sub(r"<[^>]+>", "<>", rule.rule)
+        assert route in documented, rule.rule
+        assert rule.methods - {"HEAD", "OPTIONS"} <= documented[route], rule.rule
+
+
 def test_healthz(client):
     response = client.get("/healthz")
     assert response.status_code == 200 and response.json == {"status": "ok", "database": "ok"}
@@ -370,6 +408,13 @@ def test_webhook_400_for_a_request_without_a_message(client):
     assert client.post("/inbound/email", data=b"", content_type="message/rfc822").status_code == 400
     no_sender = client.post("/inbound/email", data=b"Subject: help\n\nhi\n", content_type="message/rfc822")
     assert no_sender.status_code == 400 and "no sender" in no_sender.json["error"]
+
+
+def test_webhook_400_for_an_empty_message_field(client):
+    for field in ("email", "body-mime"):
+        response = client.post("/inbound/email", data={field: ""})
+        assert response.status_code == 400, field
+        assert response.json == {"status": "error", "error": "The request holds no message."}
 
 
 def test_webhook_answers_mistakes_with_200_rejected(client, players):

@@ -217,17 +217,24 @@ class GameInfo:
     """What a game declares about itself, once: read by the command parser, the help,
     the web pages and the tests.
 
-    ``passing``: ``pass`` is a move; ``record_format``: the game-record file it
-    writes (``sgf``) or None; ``forced_moves``: the rules can leave a player exactly
-    one move, which the server then plays at once (pbmserv's ForcedMove)."""
+    ``passing``: ``pass`` is a move; ``words``: the other moves written as one word
+    (Go's ``done``, ``resume``); ``record_format``: the game-record file it writes
+    (``sgf``) or None; ``forced_moves``: the rules can leave a player exactly one
+    move, which the server then plays at once (pbmserv's ForcedMove)."""
 
     name: str
     title: str
     sides: tuple[str, str]
     options: tuple[OptionSpec, ...] = ()
     passing: bool = False
+    words: tuple[str, ...] = ()
     record_format: str | None = None
     forced_moves: bool = False
+
+    @property
+    def word_moves(self) -> tuple[str, ...]:
+        """Every move of the game written as one word (a player may abbreviate them)."""
+        return ("pass",) * self.passing + self.words
 
     def defaults(self) -> dict:
         return {o.name: o.default for o in self.options if o.default is not None}

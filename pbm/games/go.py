@@ -62,22 +62,27 @@ def star_points(size: int) -> frozenset[int]:
 
 
 class _History:
-    """Append-only table: position hash -> the ply at which it first occurred."""
+    """Append-only table: position hash -> the ply at which it first occurred.
 
-    __slots__ = ("first_seen", "length")
+    One line of play shares one table (extending it costs nothing); the second
+    continuation from the same state (a branch: a tried move, a preview) copies
+    the table once, so no line ever sees another line's positions."""
+
+    __slots__ = ("first_seen", "length", "continued")
 
     def __init__(self, first_seen: dict[int, int], length: int):
-        self.first_seen, self.length = first_seen, length
+        self.first_seen, self.length, self.continued = first_seen, length, False
 
     def seen_before(self, position: int, ply: int) -> bool:
         return self.first_seen.get(position, ply + 1) <= ply
 
     def extended(self, position: int, ply: int) -> "_History":
-        """The history with ``position`` at ``ply``; shares the table unless this is a branch."""
-        if self.length == ply:
+        """The history with ``position`` at ``ply``."""
+        if self.length == ply and not self.continued:
             table = self.first_seen
-        else:  # someone already continued from an older state: copy its view once
+        else:  # a branch: copy this line's view
             table = {h: p for h, p in self.first_seen.items() if p < ply}
+        self.continued = True
         table.setdefault(position, ply)
         return _History(table, ply + 1)
 
@@ -170,7 +175,7 @@ class Go(Declared):
         name="go", title="Go", sides=("Black", "White"),
         options=(OptionSpec("size", "choice", 9, "board size", choices=SIZES),
                  OptionSpec("komi", "half", 7.5, "points White receives", low=-100, high=100)),
-        passing=True, record_format="sgf")
+        passing=True, words=(DONE, RESUME), record_format="sgf")
 
     def initial_state(self, options: dict) -> GoState:
         options = self.with_defaults(options)

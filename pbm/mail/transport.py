@@ -176,29 +176,13 @@ class ConsoleTransport:
         pass
 
 
-class UnknownTransport:
-    """A misspelt ``PBM_MAIL_BACKEND``: every mail fails with the reason, so the
-    operator reads it in the log and the mails wait for the fix."""
-
-    round_trip = False
-
-    def __init__(self, settings: Settings):
-        self.reason = f"unknown mail backend {settings.mail_backend!r} (use smtp, maildir or console)"
-
-    def send(self, sender: str, recipient: str, raw: bytes) -> None:
-        raise DeliveryError(self.reason)
-
-    def close(self) -> None:
-        pass
-
-
 TRANSPORTS = {"smtp": SmtpTransport, "maildir": MaildirTransport, "console": ConsoleTransport}
 
 
 @contextmanager
 def open_transport(settings: Settings) -> Iterator[Transport]:
     """The transport of ``settings.mail_backend`` for one batch, closed afterwards."""
-    transport = TRANSPORTS.get(settings.mail_backend, UnknownTransport)(settings)
+    transport = TRANSPORTS[settings.mail_backend](settings)  # the settings allow only these
     try:
         yield transport
     finally:

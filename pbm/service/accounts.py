@@ -63,6 +63,16 @@ def addresses(session: Session, player: Player) -> set[str]:
     return set(added) | ({player.email} if player.email else set())
 
 
+def lock(unit: Unit, player: Player) -> Player:
+    """The player's row locked until the transaction ends, and read afresh. Work that
+    reads what a player allows and then acts on it (a challenge within their limit of
+    active boards) takes this lock first, so two such units take turns. PostgreSQL:
+    ``FOR NO KEY UPDATE``, which new boards referencing the player do not wait for;
+    SQLite writes one transaction at a time anyway (``db.transaction``)."""
+    return unit.session.exec(select(Player).where(Player.id == player.id).with_for_update(key_share=True)
+                             .execution_options(populate_existing=True)).one()
+
+
 def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
     """The player whose password this is; PlayerError otherwise. Uses the verdict
     checked before the transaction (``passwords.precheck``) when the hash is unchanged."""
@@ -144,10 +154,11 @@ def confirm(unit: Unit, token: str) -> None:
     """A reply to a confirmation mail: do what it confirms, if it comes from that address."""
     pending = unit.session.exec(select(Confirmation).where(Confirmation.token == token)).first()
     if pending is None or pending.expires_at < unit.now:
-        raise PlayerError("This confirmation is unknown or has expired; send the command again.", "help")
+        raise PlayerError(lazy_gettext("This confirmation is unknown or has expired; send the command again."),
+                          "help")
     if pending.address != unit.mail.sender:
-        raise PlayerError(f"This confirmation is for {pending.address}; only a reply from that address "
-                          "confirms it.", "help")
+        raise PlayerError(lazy_gettext("This confirmation is for %(address)s; only a reply from that address "
+                                       "confirms it.", address=pending.address), "help")
     unit.session.delete(pending)
     if pending.action == "add":
         player = unit.session.get(Player, pending.player_id)
@@ -155,8 +166,8 @@ def confirm(unit: Unit, token: str) -> None:
         _add_address(unit, player, pending.address)
     elif pending.action == "signup":
         if by_userid(unit.session, pending.userid):
-            raise PlayerError(f"The userid {pending.userid} was taken meanwhile; sign up with another.",
-                              USAGE["signup"])
+            raise PlayerError(lazy_gettext("The userid %(userid)s was taken meanwhile; sign up with another.",
+                                           userid=pending.userid), USAGE["signup"])
         _address_is_free(unit, pending.address, None)
         _make_account(unit, pending.userid, pending.address, pending.password_hash)
     else:
@@ -176,7 +187,8 @@ def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
     address (an invited one may be claimed)."""
     other = by_address(unit.session, address)
     if other and other != owner and not (other.invited and owner is None):
-        raise PlayerError(f"{address} already belongs to the userid {other.userid}.", USAGE["change"])
+        raise PlayerError(lazy_gettext("%(address)s already belongs to the userid %(userid)s.", address=address,
+                                       userid=other.userid), USAGE["change"])
 
 
 def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
@@ -197,7 +209,8 @@ def _move_account(unit: Unit, player: Player, address: str) -> None:
 
 def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
-        raise PlayerError("One mail may ask one address for confirmation; send the others separately.")
+        raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
+                                       "separately."))
     confirmation = Confirmation(token=secrets.token_hex(16), action=action, address=address,
                                 created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS),
                                 **pending)
@@ -223,12 +236,15 @@ def add_address(unit: Unit, command: Command, comment: str) -> None:
 
 def _check_can_add(unit: Unit, player: Player, address: str) -> None:
     if player.closed_at is not None:
-        raise PlayerError(f"The account {player.userid} was closed (signoff).", USAGE["add"])
+        raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff).", userid=player.userid),
+                          USAGE["add"])
     if address in addresses(unit.session, player):
-        raise PlayerError(f"{address} is already an address of {player.userid}.", USAGE["add"])
+        raise PlayerError(lazy_gettext("%(address)s is already an address of %(userid)s.", address=address,
+                                       userid=player.userid), USAGE["add"])
     _address_is_free(unit, address, player)
     if len(addresses(unit.session, player)) > MAX_ADDED:
-        raise PlayerError(f"{player.userid} has {MAX_ADDED} added addresses, the most allowed.", USAGE["add"])
+        raise PlayerError(lazy_gettext("%(userid)s has %(count)s added addresses, the most allowed.",
+                                       userid=player.userid, count=MAX_ADDED), USAGE["add"])
 
 
 def _add_address(unit: Unit, player: Player, address: str) -> None:
@@ -242,6 +258,7 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     mail), its addresses freed, its password, watching and vacation gone; the userid
     stays, so its games still read and nobody can take it again."""
     player = authenticate(unit, command.userid, command.password, USAGE["signoff"])
+    player.closed_at = unit.now  # first, so the mails of the boards resigned offer no new round
     running = unit.session.exec(select(Board.id).where(
         Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
         .order_by(Board.id)).all()
@@ -255,9 +272,15 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     unit.session.execute(Vacation.__table__.update().where(
         Vacation.player_id == player.id, Vacation.ended_at.is_(None)).values(ended_at=unit.now))
     address = player.email
-    player.email, player.password_hash, player.closed_at = None, None, unit.now
+    player.email, player.password_hash = None, None
     unit.session.flush()
     letters.send(unit, address, "signoff", userid=player.userid, resigned=running)
+
+
+def signed_off(player: Player) -> PlayerError:
+    """The refusal of a game with a player who has closed their account."""
+    return PlayerError(lazy_gettext("%(userid)s has signed off and plays no more.", userid=player.userid),
+                       USAGE["challenge"])
 
 
 def resolve(unit: Unit, name: str) -> Player:
@@ -269,7 +292,7 @@ def resolve(unit: Unit, name: str) -> Player:
     if "@" not in name:
         player = by_userid(s, name)
         if player is not None and player.closed_at is not None:
-            raise PlayerError(f"{player.userid} has signed off and plays no more.", USAGE["challenge"])
+            raise signed_off(player)
         if player is None or player.email is None:  # a browser seat is nobody's to challenge
             raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
                                            "invite them.", name=name), USAGE["challenge"])

@@ -18,11 +18,12 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from ..boardview import BoardView, lazy_sentence, load_players, load_records
+from ..commands import USAGE, CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
-from ..i18n import lazy_gettext
+from ..i18n import LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from . import letters, ratings
 from .errors import PlayerError
@@ -32,6 +33,7 @@ STATE_VERSION = 1  # the version of the stored state JSON ("version" key)
 MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
 MAX_FORCED = 20  # forced moves played in a row at most (a guard; games need two or three)
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+WORD_MOVES = ("resign", "decline", "newround")  # the server's own moves that are words (and requests.WORDS)
 
 
 def new_token() -> str:
@@ -138,20 +140,20 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
 
     game = get_game(board.game)
     players = load_players(unit.session, board)
-    text = text.strip()
+    state = current_state(game, board)
+    text = spelled_out(game, state, text.strip())
     if text.lower() == "newround":
         new_round(unit, board, seat, players)
         return
     if board.status != "active":
         view = BoardView.current(board, players, [])
         raise PlayerError(lazy_gettext("Board %(board)s is finished (%(status)s); no more moves can be made.",
-                                       board=board.id, status=view.status_line()))
+                                       board=board.id, status=view.lazy_status_line()))
     expected = board.move_count + 1
     if number is not None and number != expected:
         raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
                                        "#%(expected)s; the board changed since you looked.",
                                        number=number, board=board.id, expected=expected))
-    state = current_state(game, board)
     if text.lower() in requests.WORDS:
         requests.answer(unit, board, game, seat, text.lower(), players, comment)
         return
@@ -172,13 +174,46 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         move = game.parse_move(text, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
-        raise PlayerError(lazy_sentence(error), lazy_gettext('a move in %(game)s notation (send "%(name)s help")',
-                                                   game=game.title, name=game.name)) from None
+        raise PlayerError(lazy_sentence(error), notation(game)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
     record = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat, forced=forced, notes=notes)
+
+
+def notation(game: Game):
+    """What to send instead of a move the game refuses (a PlayerError's usage)."""
+    return lazy_gettext('a move in %(game)s notation (send "%(name)s help")', game=game.title, name=game.name)
+
+
+def word_moves(game: Game) -> tuple[str, ...]:
+    """Every move on a board of ``game`` that is written as one word: the server's
+    (resign, decline, newround, the requests and their answers) and the game's."""
+    from .requests import WORDS  # requests builds on this module
+
+    return (*WORD_MOVES, *WORDS, *game.info.word_moves)
+
+
+def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str:
+    """``text`` written out when it is one word that is no move in the game's notation
+    but abbreviates one of ``word_moves(game)`` or ``also`` (``acc`` -> ``accept``, by
+    the rule of ``commands.match_word``); otherwise ``text`` itself. PlayerError when
+    it could be several words, or abbreviates one that is written in full (resign)."""
+    if len(text.split()) != 1:
+        return text
+    choices = (*word_moves(game), *also)
+    if text.lower() in choices:
+        return text.lower()
+    try:
+        game.parse_move(text, state)
+        return text
+    except MoveError:
+        pass
+    try:
+        return match_word(text, choices) or text
+    except CommandError as error:
+        raise PlayerError(error.args[0]) from None
 
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
@@ -193,10 +228,10 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat)
 
 
-def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[str]:
+def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[LazyText]:
     """While the rules leave the side to move exactly one move, play it for them
     (logged as ``auto``); returns a sentence for each."""
-    sentences: list[str] = []
+    sentences: list[LazyText] = []
     while game.info.forced_moves and board.status == "active" and len(sentences) < MAX_FORCED:
         actors = game.actors(state)
         move = game.only_move(state) if len(actors) == 1 else None
@@ -206,8 +241,8 @@ def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[st
         state = game.apply(state, seat, move)
         text = game.format_move(move)
         append(unit, board, game, kind="auto", seat=seat, text=text, state=state, outcome=game.outcome(state))
-        sentences.append(f"{players[seat].userid} had no other move: the server played {text} for them "
-                         f"(move {board.move_count}).")
+        sentences.append(lazy_gettext("%(name)s had no other move: the server played %(move)s for them (move "
+                                      "%(number)s).", name=players[seat].userid, move=text, number=board.move_count))
     return sentences
 
 
@@ -231,6 +266,11 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     if board.next_board_id is not None:
         raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
                                        board=board.id, next=board.next_board_id))
+    gone = [player.userid for player in players if player.closed_at is not None]
+    if gone:
+        raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "
+                                       "someone else to a new game.", name=gone[0], board=board.id),
+                          USAGE["challenge"])
     board.newround_votes |= 1 << seat
     unit.session.add(board)
     unit.board_changed(board)  # its pages show the vote, and then the new round

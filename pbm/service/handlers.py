@@ -15,7 +15,7 @@ from sqlmodel import select
 
 from ..commands import USAGE, Command
 from ..games import REGISTRY, get_game
-from ..i18n import lazy_gettext
+from ..i18n import LazyText, lazy_gettext, ngettext
 from ..models import Board, ChallengePolicy, Player
 from . import accounts, boards, computer, letters, queries, ratings, requests, social
 from .errors import PlayerError
@@ -44,11 +44,11 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if seats[0].id == seats[1].id:
         raise PlayerError(lazy_gettext("A game needs two different players."), USAGE["challenge"])
     if challenger.id not in (seats[0].id, seats[1].id):
-        raise PlayerError(f"You ({challenger.userid}) can only start games you play in yourself.",
-                          USAGE["challenge"])
+        raise PlayerError(lazy_gettext("You (%(userid)s) can only start games you play in yourself.",
+                                       userid=challenger.userid), USAGE["challenge"])
     if any(p.invited for p in seats) and unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
-        raise PlayerError("One mail may invite one new player; send the other challenges in separate mails.",
-                          USAGE["challenge"])
+        raise PlayerError(lazy_gettext("One mail may invite one new player; send the other challenges in separate "
+                                       "mails."), USAGE["challenge"])
     unit.strangers += sum(p.invited for p in seats)
     for seat in seats:
         if seat.id != challenger.id:
@@ -60,8 +60,9 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     nag = command.timing.get("nagtime", unit.settings.nag_days)
     expire = command.timing.get("expiretime", unit.settings.expire_days)
     if nag >= expire:
-        raise PlayerError(f"The reminder (--nagtime={nag:g}) must come before the expiry "
-                          f"(--expiretime={expire:g}).", USAGE["challenge"])
+        raise PlayerError(lazy_gettext("The reminder (--nagtime=%(nag)s) must come before the expiry "
+                                       "(--expiretime=%(expire)s).", nag=f"{nag:g}", expire=f"{expire:g}"),
+                          USAGE["challenge"])
     board = boards.new_board(unit, game, options, seats, nag, expire)
     letters.board_mails(unit, board, seats, occasion="new", challenger=challenger.userid,
                         invited=frozenset(p.id for p in seats if p.invited))
@@ -71,13 +72,15 @@ def _check_board_limits(unit: Unit, challenger: Player) -> None:
     """At most MAX_BOARDS_PER_MAIL new boards from one mail, MAX_BOARDS_PER_HOUR a player."""
     unit.new_boards += 1
     if unit.new_boards > MAX_BOARDS_PER_MAIL:
-        raise PlayerError(f"One mail may start at most {MAX_BOARDS_PER_MAIL} boards.", USAGE["challenge"])
+        raise PlayerError(lazy_gettext("One mail may start at most %(count)s boards.", count=MAX_BOARDS_PER_MAIL),
+                          USAGE["challenge"])
     recent = unit.session.exec(select(func.count()).select_from(Board).where(
         (Board.seat0_id == challenger.id) | (Board.seat1_id == challenger.id),
         Board.created_at > unit.now - timedelta(hours=1))).one()
     if recent >= MAX_BOARDS_PER_HOUR:
-        raise PlayerError(f"{challenger.userid} has started {recent} boards in the last hour, the most "
-                          "allowed; try again later.", USAGE["challenge"])
+        raise PlayerError(lazy_gettext("%(userid)s has started %(count)s boards in the last hour, the most "
+                                       "allowed; try again later.", userid=challenger.userid, count=recent),
+                          USAGE["challenge"])
 
 
 def move(unit: Unit, command: Command, comment: str) -> None:
@@ -112,22 +115,30 @@ def _active_boards(unit: Unit, player: Player, game: str) -> int:
 
 
 def _check_takes_challenge(unit: Unit, game, player: Player) -> None:
-    """PlayerError when ``player`` refuses challenges to ``game`` or is at their limit
-    of active boards of it (their own challenges are not held back)."""
+    """PlayerError when ``player`` has signed off, refuses challenges to ``game`` or is
+    at their limit of active boards of it (their own challenges are not held back).
+    The player's row is locked first, so challenges to one player arriving at once
+    are checked one after the other and together never pass the limit."""
+    accounts.lock(unit, player)
+    if player.closed_at is not None:
+        raise accounts.signed_off(player)
     policy = _policy(unit, player, game.name)
     if not policy.accepts:
-        raise PlayerError(f"{player.userid} does not take challenges to {game.title} at the moment; "
-                          "no board was started.")
-    if policy.board_limit is not None and _active_boards(unit, player, game.name) >= policy.board_limit:
-        raise PlayerError(f"{player.userid} already plays {policy.board_limit} active {game.title} "
-                          f"board{'s' if policy.board_limit != 1 else ''}, the most they take at a time; "
-                          "no board was started.")
+        raise PlayerError(lazy_gettext("%(userid)s does not take challenges to %(game)s at the moment; no board "
+                                       "was started.", userid=player.userid, game=game.title))
+    limit, userid = policy.board_limit, player.userid
+    if limit is not None and _active_boards(unit, player, game.name) >= limit:
+        raise PlayerError(LazyText(lambda: ngettext(
+            "%(userid)s already plays %(num)s active %(game)s board, the most they take at a time; no board was "
+            "started.", "%(userid)s already plays %(num)s active %(game)s boards, the most they take at a time; no "
+            "board was started.", limit, num=limit, userid=userid, game=game.title)))
 
 
 def challenge_policy(unit: Unit, command: Command, comment: str) -> None:
     """``accept``, ``reject`` (all challenges to the game) or ``limit n`` (active boards
     at most; 0: no limit); the answer says what now holds."""
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb])
+    player = accounts.lock(unit, accounts.authenticate(unit, command.userid, command.password,
+                                                       USAGE[command.verb]))
     policy = _policy(unit, player, command.game)
     if command.verb == "limit":
         policy.board_limit = int(command.args[0]) or None
@@ -139,7 +150,8 @@ def challenge_policy(unit: Unit, command: Command, comment: str) -> None:
 
 
 def multiple(unit: Unit, command: Command, comment: str) -> None:
-    raise PlayerError("'multiple' goes in the subject, with one command per line in the body.", USAGE["help"])
+    raise PlayerError(lazy_gettext("'multiple' goes in the subject, with one command per line in the body."),
+                      USAGE["help"])
 
 
 HANDLERS: dict[str, Handler] = {

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..boardview import load_players
-from ..commands import GLOBAL_VERBS, USAGE, Command, CommandError, credentials, match_word, parse_command
+from ..commands import USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command
 from ..config import Settings
-from ..games import MoveError, OptionError, get_game, game_names
-from ..i18n import lazy_gettext
+from ..games import MoveError, OptionError, get_game
+from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
 from ..mail.replies import split_command, visible_reply
-from . import accounts, boards, letters, requests
+from . import accounts, boards, letters
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -43,18 +43,10 @@ class Request:
         return {pair for line, _ in self.lines if (pair := credentials(line))}
 
 
-def _is_multiple(line: str) -> bool:
-    words = line.split()
-    try:
-        return bool(words) and match_word(words[0], GLOBAL_VERBS, "command") == "multiple"
-    except CommandError:
-        return False
-
-
 def read(mail: InboundMail, settings: Settings) -> Request:
     """The command lines of ``mail`` (no database needed)."""
     if mail.too_large:
-        return Request(None, refusal=PlayerError(mail.too_large, "the command in a short plain mail"))
+        return Request(None, refusal=PlayerError(mail.too_large, lazy_gettext("the command in a short plain mail")))
     body = visible_reply(mail.body, base_url=settings.base_url, server_address=settings.server_address)
     tag = find_reply_tag(mail.recipients, settings.server_local_part)
     if tag is not None:
@@ -69,18 +61,20 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         line, comment = split_command(body)
     if len(line) > MAX_COMMAND_LINE:
         return Request(None, refusal=PlayerError(
-            f"The command line is {len(line):,} characters long; no command is longer than "
-            f"{MAX_COMMAND_LINE:,}.", "the command alone on its line"))
-    if not _is_multiple(line):
+            lazy_gettext("The command line is %(length)s characters long; no command is longer than %(most)s.",
+                         length=number(len(line)), most=number(MAX_COMMAND_LINE)),
+            lazy_gettext("the command alone on its line")))
+    if not is_multiple(line):
         return Request(None, [(line, comment)])
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
     if not lines:
-        return Request(None, refusal=PlayerError("A 'multiple' mail needs one command per line in its body.",
-                                                 USAGE["help"]))
+        return Request(None, refusal=PlayerError(
+            lazy_gettext("A 'multiple' mail needs one command per line in its body."), USAGE["help"]))
     if len(lines) > MAX_COMMANDS:
         return Request(None, refusal=PlayerError(
-            f"A 'multiple' mail may hold at most {MAX_COMMANDS} commands, and this one holds {len(lines)}; "
-            "nothing was done.", "the commands in several mails"))
+            lazy_gettext("A 'multiple' mail may hold at most %(most)s commands, and this one holds %(count)s; "
+                         "nothing was done.", most=MAX_COMMANDS, count=len(lines)),
+            lazy_gettext("the commands in several mails")))
     return Request(None, [(one, "") for one in lines])
 
 
@@ -139,14 +133,14 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     if not line:
         raise PlayerError(lazy_gettext("Your reply holds no move: write the move on the first line."),
                           lazy_gettext("a move such as D4, pass or resign"))
-    word = line.split()[0].lower()
-    if word in REPLY_COMMANDS and len(line.split()) == 1:
-        verb = word
+    game = get_game(board.game)
+    state = boards.current_state(game, board)
+    verb = boards.spelled_out(game, state, line, also=REPLY_COMMANDS)
+    if verb in REPLY_COMMANDS:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
                                      userid=player.userid if verb == "games" else None), "")
         return
-    move, comment = read_move(get_game(board.game), boards.current_state(get_game(board.game), board),
-                              line, comment)
+    move, comment = read_move(game, state, line, comment)
     boards.play(unit, board, seat, move, comment)
 
 
@@ -163,7 +157,9 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
             return False
 
     words = line.split()
-    if words[0].lower() in ("resign", "newround", *requests.WORDS) or is_move(line):
+    if words[0].lower() in boards.word_moves(game):  # a word move, then perhaps words for the comment
+        return words[0], f"{' '.join(words[1:])}\n{comment}".strip()
+    if is_move(line):
         return line, comment
     readings = []
     for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move
@@ -178,9 +174,10 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
         if following and is_move(text):
             readings.append((text, f"{line}\n{after}".strip()))
     if len(readings) == 2 and readings[0][0] != readings[1][0]:
-        raise PlayerError(f"Your reply could mean the move {readings[0][0]} (first line) or {readings[1][0]} "
-                          "(second line); write only the move on the first line.",
-                          "a move such as D4, pass or resign on the first line")
+        raise PlayerError(lazy_gettext("Your reply could mean the move %(first)s (first line) or %(second)s (second "
+                                       "line); write only the move on the first line.", first=readings[0][0],
+                                       second=readings[1][0]),
+                          lazy_gettext("a move such as D4, pass or resign on the first line"))
     return readings[0] if readings else (line, comment)
 
 
@@ -198,14 +195,6 @@ def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
 
 def _refuse(unit: Unit, request: Request, error: Exception, line: str | None) -> None:
     request.errors.append(str(error))
-    game = get_game(unit.board.game) if unit.board is not None else _game_of_line(line)
+    named = game_of_line(line)
+    game = get_game(unit.board.game) if unit.board is not None else get_game(named) if named else None
     request.refused.append((line, error, unit.board, game))
-
-
-def _game_of_line(line: str | None):
-    """The game a failed command line names (for the error mail's subject), if any."""
-    words = (line or "").split()
-    if not words:
-        return None
-    found = [name for name in game_names() if name.startswith(words[0].lower())]
-    return get_game(found[0]) if len(found) == 1 else None

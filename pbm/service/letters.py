@@ -108,10 +108,11 @@ def _answer_budget(unit: Unit) -> int:
 def check_relay(unit: Unit, count: int) -> None:
     """PlayerError unless ``count`` more relayed mails fit in the limits of ``within_limits``."""
     if unit.relayed + count > MAX_RELAYED_PER_MAIL:
-        raise PlayerError(f"One mail may pass words on to at most {MAX_RELAYED_PER_MAIL} addresses; this "
-                          f"would make {unit.relayed + count}.")
+        raise PlayerError(i18n.lazy_gettext("One mail may pass words on to at most %(most)s addresses; this would "
+                                            "make %(count)s.", most=MAX_RELAYED_PER_MAIL, count=unit.relayed + count))
     if _answer_budget(unit) <= 0:
-        raise PlayerError(f"You sent more than {MAX_ANSWERS_PER_HOUR} mails in the last hour; try again later.")
+        raise PlayerError(i18n.lazy_gettext("You sent more than %(count)s mails in the last hour; try again later.",
+                                            count=MAX_ANSWERS_PER_HOUR))
 
 
 def subject_tail(view: BoardView) -> str:

@@ -23,6 +23,7 @@ from sqlmodel import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..db import reading, transaction
+from ..i18n import LazyText, lazy_gettext
 from ..models import PasswordFailure, Player
 
 WINDOW = timedelta(minutes=15)
@@ -42,7 +43,7 @@ class Verdict:
 
     password_hash: str | None
     correct: bool
-    refusal: str | None = None  # a lockout sentence, when guessing is locked
+    refusal: LazyText | None = None  # a lockout sentence, when guessing is locked
 
 
 def _digest(userid: str, password: str, password_hash: str) -> bytes:
@@ -83,10 +84,12 @@ def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: date
     for userid, password in pairs:
         stored = hashes.get(userid)
         if by_sender >= MAX_PER_SENDER or by_account.get(userid, 0) >= MAX_PER_ACCOUNT:
-            whom = f"from {sender}" if by_sender >= MAX_PER_SENDER else f"for {userid}"
-            verdicts[(userid, password)] = Verdict(stored, False, (
-                f"Too many wrong passwords {whom} in the last {WINDOW.seconds // 60} minutes; passwords "
-                f"{whom} are refused until {(now + WINDOW):%H:%M} UTC."))
+            said = {"minutes": WINDOW.seconds // 60, "until": f"{now + WINDOW:%H:%M}"}
+            verdicts[(userid, password)] = Verdict(stored, False, lazy_gettext(
+                "Too many wrong passwords from %(sender)s in the last %(minutes)s minutes; passwords from "
+                "%(sender)s are refused until %(until)s UTC.", sender=sender, **said) if by_sender >= MAX_PER_SENDER
+                else lazy_gettext("Too many wrong passwords for %(userid)s in the last %(minutes)s minutes; passwords "
+                                  "for %(userid)s are refused until %(until)s UTC.", userid=userid, **said))
             continue
         if stored:
             correct = is_correct(userid, password, stored)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from sqlalchemy import or_
 from sqlmodel import select
 
-from ..boardview import BoardView, load_players, load_records
+from ..boardview import BoardView, lazy_sentence, load_players, load_records
 from ..commands import USAGE, Command
 from ..games import MoveError, get_game
+from ..i18n import LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player
 from . import letters
 from .errors import PlayerError
@@ -17,12 +20,17 @@ from .unit import Unit
 def _board(unit: Unit, board_id: int, game_name: str | None) -> Board:
     board = unit.session.get(Board, board_id)
     if board is None:
-        raise PlayerError(f"There is no board {board_id}.", USAGE["games"])
+        raise PlayerError(lazy_gettext("There is no board %(board)s.", board=board_id), USAGE["games"])
     unit.board = board
     if game_name and game_name != board.game:
-        raise PlayerError(f"Board {board.id} is a {get_game(board.game).title} board, not "
-                          f"{get_game(game_name).title}.")
+        raise PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,
+                                       game=get_game(board.game).title, named=get_game(game_name).title))
     return board
+
+
+def _no_such_move(board: Board, number: int, usage: str) -> PlayerError:
+    return PlayerError(lazy_gettext("Board %(board)s has moves 0 to %(last)s; there is no move #%(number)s.",
+                                    board=board.id, last=board.move_count, number=number), usage)
 
 
 HISTORY_MOVES = 300  # moves a history mail lists (the last ones); the web record has them all
@@ -35,8 +43,7 @@ def show(unit: Unit, command: Command, comment: str) -> None:
     records = load_records(unit.session, board)
     if command.number is not None:
         if not 0 <= command.number <= board.move_count:
-            raise PlayerError(f"Board {board.id} has moves 0 to {board.move_count}; there is no move "
-                              f"#{command.number}.", USAGE["show"])
+            raise _no_such_move(board, command.number, USAGE["show"])
         view = BoardView.at(board, players, records, command.number)
     else:
         view = BoardView.current(board, players, records)
@@ -55,18 +62,19 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
     records = load_records(unit.session, board)
     at = board.move_count if command.number is None else command.number
     if not 0 <= at <= board.move_count:
-        raise PlayerError(f"Board {board.id} has moves 0 to {board.move_count}; there is no move #{at}.",
-                          USAGE["preview"])
+        raise _no_such_move(board, at, USAGE["preview"])
     view = BoardView.at(board, players, records, at)
     game, state = view.game, view.state
     for text in command.args:
         seat = game.to_move(state) if view.outcome is None else None
         if seat is None:
-            raise PlayerError(f"The preview cannot go on with {text}: nobody is to move there.", USAGE["preview"])
+            raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: nobody is to move there.",
+                                           move=text), USAGE["preview"])
         try:
             state = game.apply(state, seat, game.parse_move(text, state))
         except MoveError as error:
-            raise PlayerError(f"In the preview, {text}: {error}", USAGE["preview"]) from None
+            raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=text,
+                                           error=lazy_sentence(error)), USAGE["preview"]) from None
         view = BoardView(board, game, players, view.records, state, game.outcome(state), at)
     letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=command.args)
 
@@ -86,32 +94,51 @@ def history(unit: Unit, command: Command, comment: str) -> None:
 
 
 def games(unit: Unit, command: Command, comment: str) -> None:
+    """The boards of a game (or of every game), of a player, active or where they are to
+    move; the list is written in its reader's language."""
     s = unit.session
     query = select(Board).order_by(Board.id)
-    title = "All boards"
     if command.game:
         query = query.where(Board.game == command.game)
-        title = f"{get_game(command.game).title} boards"
     player = None
     if command.userid:
         player = s.exec(select(Player).where(Player.userid == command.userid)).first()
         if player is None:
-            raise PlayerError(f"There is no player called {command.userid}.", USAGE["games"])
+            raise PlayerError(lazy_gettext("There is no player called %(name)s.", name=command.userid),
+                              USAGE["games"])
         query = query.where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
-        title += f" of {player.userid}"
     which = command.args[0] if command.args else "all"
     if which != "all":
         query = query.where(Board.status == "active")
-        title += " (active)" if which == "active" else " (to move)"
     boards = s.exec(query).all()
     if which == "next":  # to move, or one of both who may act (Go's scoring)
         boards = [b for b in boards if b.to_move is not None and b.player_id(b.to_move) == player.id
                   or b.to_move is None and player.id in (b.seat0_id, b.seat1_id)]
     names = {p.id: p.userid for p in s.exec(select(Player).where(Player.id.in_(
         {b.seat0_id for b in boards} | {b.seat1_id for b in boards}))).all()} if boards else {}
-    lines = []
-    for b in boards:
-        turn = names[b.player_id(b.to_move)] + " to move" if b.to_move is not None else b.status
-        lines.append(f"{b.id:>5}  {b.game:<13} {names[b.seat0_id]:>12} vs {names[b.seat1_id]:<12} "
-                     f"move {b.move_count:<4} {turn}")
-    letters.send(unit, unit.mail.sender, "games", title=title, lines=lines)
+    rows = [(b.id, b.game, names[b.seat0_id], names[b.seat1_id], b.move_count,
+             names[b.player_id(b.to_move)] if b.to_move is not None else None, b.status) for b in boards]
+    title = partial(_games_title, get_game(command.game).title if command.game else None,
+                    player.userid if player else None, which)
+    letters.send(unit, unit.mail.sender, "games", title=LazyText(title),
+                 lines=[LazyText(partial(_games_line, *row)) for row in rows])
+
+
+def _games_title(game: str | None, userid: str | None, which: str) -> str:
+    title = gettext("%(game)s boards", game=game) if game else gettext("All boards")
+    if userid:
+        title = gettext("%(boards)s of %(userid)s", boards=title, userid=userid)
+    if which == "active":
+        title = gettext("%(boards)s (active)", boards=title)
+    elif which == "next":
+        title = gettext("%(boards)s (to move)", boards=title)
+    return title
+
+
+def _games_line(board: int, game: str, first: str, second: str, moves: int, to_move: str | None,
+                status: str) -> str:
+    """One board of a ``games`` list: number, game, players, moves, who is to move."""
+    turn = gettext("%(userid)s to move", userid=to_move) if to_move else \
+        gettext("finished") if status == "finished" else gettext("active")
+    return f"{board:>5}  {game:<13} {first:>12} vs {second:<12} " + gettext("move %(number)s", number=f"{moves:<4}") \
+        + f" {turn}"

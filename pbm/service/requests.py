@@ -18,11 +18,11 @@
 
 from __future__ import annotations
 
-from ..boardview import BoardView, load_players, load_records
+from ..boardview import BoardView, lazy_sentence, load_players, load_records
 from ..movelog import OWN_MOVES, LogEntry, ending, in_force, log_entries, replay
 from ..commands import USAGE, Command
 from ..games import Game, InvalidMoveError, MoveError, get_game
-from ..i18n import lazy_gettext
+from ..i18n import LazyText, lazy_gettext
 from ..models import Board, Player
 from . import accounts, boards, letters
 from .computer import USERID as COMPUTER
@@ -32,7 +32,7 @@ from .unit import Unit
 ASKING = {"undo": "undo", "propose": "draw"}  # the move word -> the request it opens
 ANSWERS = ("accept", "reject")
 WORDS = (*ASKING, *ANSWERS)  # the moves this module answers (``boards.play`` hands them here)
-NOT_QUEUEABLE = (*WORDS, "resign", "decline", "newround")
+NOT_QUEUEABLE = (*WORDS, *boards.WORD_MOVES)
 MAX_QUEUED = 200  # characters of a queued move (the column's width; moves are far shorter)
 
 
@@ -40,12 +40,12 @@ def _name(player: Player) -> str:
     return player.display_name or player.userid
 
 
-def describe(board: Board, players) -> str:
+def describe(board: Board, players) -> LazyText:
     """The open request, as the object of a sentence: "alice's offer of a draw"."""
     asker = _name(players[board.request_seat])
     if board.request_kind == "undo":
-        return f"{asker}'s request to take back move {board.request_move}"
-    return f"{asker}'s offer of a draw"
+        return lazy_gettext("%(asker)s's request to take back move %(move)s", asker=asker, move=board.request_move)
+    return lazy_gettext("%(asker)s's offer of a draw", asker=asker)
 
 
 def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, comment: str) -> None:
@@ -53,19 +53,23 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
     if word in ASKING:
         _ask(unit, board, game, seat, ASKING[word], players, comment)
     elif board.request_kind is None:
-        raise PlayerError(f"There is no open request on board {board.id} to {word}; \"undo\" asks to take "
-                          "back your last move, \"propose\" offers a draw.")
+        raise PlayerError(lazy_gettext("There is no open request on board %(board)s to %(word)s; \"undo\" asks to "
+                                       "take back your last move, \"propose\" offers a draw.", board=board.id,
+                                       word=word))
     elif board.request_seat == seat:
-        raise PlayerError(f"You made {describe(board, players)} on board {board.id} yourself; "
-                          f"{_name(players[1 - seat])} answers it (a move of yours withdraws it).")
+        raise PlayerError(lazy_gettext("You made %(request)s on board %(board)s yourself; %(other)s answers it (a "
+                                       "move of yours withdraws it).", request=describe(board, players),
+                                       board=board.id, other=_name(players[1 - seat])))
     elif word == "reject":
-        note = f"{_name(players[seat])} rejected {describe(board, players)}."
+        note = lazy_gettext("%(name)s rejected %(request)s.", name=_name(players[seat]),
+                            request=describe(board, players))
         board.request_kind = board.request_seat = board.request_move = None
         unit.session.add(board)
         unit.board_changed(board)
         letters.board_mails(unit, board, players, comment=boards.bounded(comment), mover=seat, notes=(note,))
     elif board.request_kind == "draw":
-        note = f"{_name(players[seat])} accepted {describe(board, players)}."
+        note = lazy_gettext("%(name)s accepted %(request)s.", name=_name(players[seat]),
+                            request=describe(board, players))
         record = boards.append(unit, board, game, kind="draw", seat=seat, text="draw",
                                state=boards.current_state(game, board), outcome=ending(game, "draw", seat),
                                comment=comment)
@@ -77,18 +81,21 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
 def _ask(unit: Unit, board: Board, game: Game, seat: int, kind: str, players, comment: str) -> None:
     computer = players[1 - seat].userid == COMPUTER
     if computer and board.room_id is None:  # a rated game
-        raise PlayerError("The computer neither takes back moves nor agrees to draws; play on, or resign.")
+        raise PlayerError(lazy_gettext("The computer neither takes back moves nor agrees to draws; play on, or "
+                                       "resign."))
     if computer and kind == "draw":
         raise PlayerError(lazy_gettext("The computer agrees to no draws; play on, or resign."))
     if board.request_kind is not None:
-        raise PlayerError(f"Board {board.id} already has an open request ({describe(board, players)}); "
-                          "only one may be open at a time, until it is answered or a move is made.")
+        raise PlayerError(lazy_gettext("Board %(board)s already has an open request (%(request)s); only one may "
+                                       "be open at a time, until it is answered or a move is made.",
+                                       board=board.id, request=describe(board, players)))
     first = None
     if kind == "undo":
         own = [number for number, entry in in_force(log_entries(load_records(unit.session, board)))
                if entry.kind in OWN_MOVES and entry.seat == seat]
         if not own:
-            raise PlayerError(f"You have made no move on board {board.id} that could be taken back.")
+            raise PlayerError(lazy_gettext("You have made no move on board %(board)s that could be taken back.",
+                                           board=board.id))
         first = own[-1]
     board.request_kind, board.request_seat, board.request_move = kind, seat, first
     unit.session.add(board)
@@ -103,8 +110,9 @@ def _take_back(unit: Unit, board: Board, game: Game, seat: int, players, comment
     """The undo request is accepted: the log gets ``undo N``, the position is replayed without
     the entries from N on, and a queued move (meant for a position that is gone) is dropped."""
     first, last = board.request_move, board.move_count
-    note = (f"{_name(players[seat])} accepted {describe(board, players)}: "
-            + (f"move {first} is" if first == last else f"moves {first} to {last} are") + " taken back.")
+    said = {"name": _name(players[seat]), "request": describe(board, players), "first": first, "last": last}
+    note = (lazy_gettext("%(name)s accepted %(request)s: move %(first)s is taken back.", **said) if first == last
+            else lazy_gettext("%(name)s accepted %(request)s: moves %(first)s to %(last)s are taken back.", **said))
     text = f"undo {first}"
     entries = [*log_entries(load_records(unit.session, board)), LogEntry("undo", seat, text)]
     state, outcome = replay(game, board.options, entries)
@@ -113,17 +121,19 @@ def _take_back(unit: Unit, board: Board, game: Game, seat: int, players, comment
     letters.board_mails(unit, board, players, comment=record.comment, mover=seat, notes=(note,))
 
 
-def lapse(board: Board, seat: int, players) -> tuple[str, ...]:
+def lapse(board: Board, seat: int, players) -> tuple[LazyText, ...]:
     """What becomes of the open request when ``seat`` makes a move instead of answering
     it (the entry the move adds ends it): a sentence for the board mail."""
     if board.request_kind is None:
         return ()
     if board.request_seat == seat:
-        return (f"{_name(players[seat])} moved, which withdraws {describe(board, players)}.",)
-    return (f"{_name(players[seat])} moved instead of answering, which declines {describe(board, players)}.",)
+        return (lazy_gettext("%(name)s moved, which withdraws %(request)s.", name=_name(players[seat]),
+                             request=describe(board, players)),)
+    return (lazy_gettext("%(name)s moved instead of answering, which declines %(request)s.",
+                         name=_name(players[seat]), request=describe(board, players)),)
 
 
-def play_queued(unit: Unit, board: Board, game: Game, players) -> list[str]:
+def play_queued(unit: Unit, board: Board, game: Game, players) -> list[LazyText]:
     """Play the queued move if its player's turn has come (a sentence for the board mail);
     a move that has become illegal is dropped and its player alone is told why."""
     seat, text = board.queued_seat, board.queued_move
@@ -139,12 +149,13 @@ def play_queued(unit: Unit, board: Board, game: Game, players) -> list[str]:
         state = game.apply(state, seat, move)
     except MoveError as error:
         letters.send(unit, players[seat].email, "queued_failed", board=board, game=game, move=text,
-                     reason=str(error), reply_to=letters.player_reply_to(unit, board, seat))
+                     reason=lazy_sentence(error), reply_to=letters.player_reply_to(unit, board, seat))
         return []
     played = game.format_move(move)
     boards.append(unit, board, game, kind="queued", seat=seat, text=played, state=state,
                   outcome=game.outcome(state))
-    return [f"{_name(players[seat])}'s queued move {played} was played (move {board.move_count}).",
+    return [lazy_gettext("%(name)s's queued move %(move)s was played (move %(number)s).", name=_name(players[seat]),
+                         move=played, number=board.move_count),
             *boards.play_forced(unit, board, game, state, players)]
 
 
@@ -155,11 +166,13 @@ def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Pla
     player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb])
     seat = board.seat_of(player.id)
     if seat is None:
-        raise PlayerError(f"{player.userid} is not a player on board {board.id}.")
+        raise PlayerError(lazy_gettext("%(userid)s is not a player on board %(board)s.", userid=player.userid,
+                                       board=board.id))
     players = load_players(unit.session, board)
     if board.status != "active":
         view = BoardView.current(board, players, [])
-        raise PlayerError(f"Board {board.id} is finished ({view.status_line()}); no more moves can be made.")
+        raise PlayerError(lazy_gettext("Board %(board)s is finished (%(status)s); no more moves can be made.",
+                                       board=board.id, status=view.lazy_status_line()))
     return board, seat, players
 
 
@@ -172,15 +185,17 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     if seat in game.actors(state):
         boards.play(unit, board, seat, command.move, comment)
         return
-    if command.move.lower() in NOT_QUEUEABLE:
-        raise PlayerError(f"Only a move on the board can be queued; send {command.move.lower()} with the "
-                          "move command.", USAGE["move"])
+    word = boards.spelled_out(game, state, command.move)
+    if word in NOT_QUEUEABLE:
+        raise PlayerError(lazy_gettext("Only a move on the board can be queued; send %(word)s with the move "
+                                       "command.", word=word), USAGE["move"])
     if len(command.move) > MAX_QUEUED:
-        raise PlayerError(f"A queued move is at most {MAX_QUEUED} characters long.", USAGE["queue"])
+        raise PlayerError(lazy_gettext("A queued move is at most %(count)s characters long.", count=MAX_QUEUED),
+                          USAGE["queue"])
     try:
         text = game.format_move(game.parse_move(command.move, state))
     except InvalidMoveError as error:  # the notation is wrong whatever the opponent plays
-        raise PlayerError(str(error), USAGE["queue"]) from None
+        raise PlayerError(lazy_sentence(error), USAGE["queue"]) from None
     except MoveError:
         text = command.move  # illegal now; it may be legal when the turn comes
     replaced = board.queued_move if board.queued_seat == seat else None
@@ -198,13 +213,13 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
     game = get_game(board.game)
     state = boards.current_state(game, board)
     if seat not in game.actors(state):
-        raise PlayerError(f"It is not your turn on board {board.id}; a move for when it is can be kept with "
-                          "the queue command.", USAGE["queue"])
+        raise PlayerError(lazy_gettext("It is not your turn on board %(board)s; a move for when it is can be kept "
+                                       "with the queue command.", board=board.id), USAGE["queue"])
     try:
         move = game.parse_move(command.move, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
-        raise PlayerError(str(error), f"a move in {game.title} notation (send \"{game.name} help\")") from None
+        raise PlayerError(lazy_sentence(error), boards.notation(game)) from None
     board.submitted_seat, board.submitted_move = seat, game.format_move(move)
     board.submitted_at_move = board.move_count
     unit.session.add(board)
@@ -219,12 +234,13 @@ def confirm(unit: Unit, command: Command, comment: str) -> None:
     board has not changed since it was submitted."""
     board, seat, _ = _seated(unit, command)
     if board.submitted_seat != seat or board.submitted_move is None:
-        raise PlayerError(f"You have submitted no move on board {board.id}, so there is nothing to confirm.",
-                          USAGE["submit"])
+        raise PlayerError(lazy_gettext("You have submitted no move on board %(board)s, so there is nothing to "
+                                       "confirm.", board=board.id), USAGE["submit"])
     move, at = board.submitted_move, board.submitted_at_move
     if at != board.move_count:
-        raise PlayerError(f"Board {board.id} has changed since you submitted {move} (it had {at} moves, now "
-                          f"{board.move_count}); nothing was played. Look at the board and submit again.",
+        raise PlayerError(lazy_gettext("Board %(board)s has changed since you submitted %(move)s (it had %(at)s "
+                                       "moves, now %(now)s); nothing was played. Look at the board and submit "
+                                       "again.", board=board.id, move=move, at=at, now=board.move_count),
                           USAGE["submit"])
     board.submitted_seat = board.submitted_move = board.submitted_at_move = None
     unit.session.add(board)

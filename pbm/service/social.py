@@ -26,6 +26,7 @@ from sqlmodel import select
 
 from ..commands import USAGE, Command
 from ..games import get_game
+from ..i18n import LazyText, lazy_gettext, number
 from ..models import Board, Chat, Player, Subscription, Vacation
 from . import accounts, boards, letters
 from .errors import PlayerError
@@ -47,23 +48,29 @@ def subscribe(unit: Unit, command: Command, comment: str) -> None:
     title = get_game(command.game).title
     if command.board is None:
         if _all_boards(unit, player, command.game) is not None:
-            raise PlayerError(f"{player.userid} watches every new {title} board already.", USAGE["unsubscribe"])
+            raise PlayerError(lazy_gettext("%(userid)s watches every new %(game)s board already.",
+                                           userid=player.userid, game=title), USAGE["unsubscribe"])
         count = unit.session.exec(select(func.count()).select_from(Subscription).where(
             Subscription.game == command.game, Subscription.board_id.is_(None))).one()
         if count >= MAX_WATCHERS:
-            raise PlayerError(f"Every new {title} board has {MAX_WATCHERS} watchers already, the most allowed.")
+            raise PlayerError(lazy_gettext("Every new %(game)s board has %(count)s watchers already, the most "
+                                           "allowed.", game=title, count=MAX_WATCHERS))
         unit.session.add(Subscription(player_id=player.id, game=command.game, created_at=unit.now))
     else:
         board = boards.lock(unit, command.board, command.game)
         if board.seat_of(player.id) is not None:
-            raise PlayerError(f"{player.userid} plays on board {board.id}; its mails come anyway.")
+            raise PlayerError(lazy_gettext("%(userid)s plays on board %(board)s; its mails come anyway.",
+                                           userid=player.userid, board=board.id))
         if board.status != "active":
-            raise PlayerError(f"Board {board.id} is over; there is nothing more to watch.")
+            raise PlayerError(lazy_gettext("Board %(board)s is over; there is nothing more to watch.",
+                                           board=board.id))
         watching = letters.watchers(unit.session, board)
         if player in watching:
-            raise PlayerError(f"{player.userid} watches board {board.id} already.", USAGE["unsubscribe"])
+            raise PlayerError(lazy_gettext("%(userid)s watches board %(board)s already.", userid=player.userid,
+                                           board=board.id), USAGE["unsubscribe"])
         if len(watching) >= MAX_WATCHERS:
-            raise PlayerError(f"Board {board.id} has {MAX_WATCHERS} watchers already, the most allowed.")
+            raise PlayerError(lazy_gettext("Board %(board)s has %(count)s watchers already, the most allowed.",
+                                           board=board.id, count=MAX_WATCHERS))
         _choose(unit, player, board, watching=True)
     _tell(unit, player, command, watching=True)
 
@@ -74,13 +81,15 @@ def unsubscribe(unit: Unit, command: Command, comment: str) -> None:
     if command.board is None:
         every = _all_boards(unit, player, command.game)
         if every is None:
-            raise PlayerError(f"{player.userid} does not watch every new {get_game(command.game).title} board.",
+            raise PlayerError(lazy_gettext("%(userid)s does not watch every new %(game)s board.",
+                                           userid=player.userid, game=get_game(command.game).title),
                               USAGE["subscribe"])
         unit.session.delete(every)
     else:
         board = boards.lock(unit, command.board, command.game)
         if player not in letters.watchers(unit.session, board):
-            raise PlayerError(f"{player.userid} does not watch board {board.id}.", USAGE["subscribe"])
+            raise PlayerError(lazy_gettext("%(userid)s does not watch board %(board)s.", userid=player.userid,
+                                           board=board.id), USAGE["subscribe"])
         _choose(unit, player, board, watching=False)
     _tell(unit, player, command, watching=False)
 
@@ -107,14 +116,20 @@ def _tell(unit: Unit, player: Player, command: Command, *, watching: bool) -> No
 
 # Chat and messages
 
-def _words(comment: str, what: str, usage: str) -> str:
-    """The body of a chat or message: not empty, at most MAX_TEXT characters."""
+def _words(comment: str, what: str) -> str:
+    """The body of a chat or message (``what``): not empty, at most MAX_TEXT characters."""
     text = comment.strip()
+    length, most = number(len(text)), number(MAX_TEXT)
+    if what == "chat" and not text:
+        raise PlayerError(lazy_gettext("The chat is empty: write it in the body of the mail."), USAGE[what])
     if not text:
-        raise PlayerError(f"The {what} is empty: write it in the body of the mail.", usage)
+        raise PlayerError(lazy_gettext("The message is empty: write it in the body of the mail."), USAGE[what])
+    if what == "chat" and len(text) > MAX_TEXT:
+        raise PlayerError(lazy_gettext("The chat is %(length)s characters long; at most %(most)s are passed on.",
+                                       length=length, most=most), USAGE[what])
     if len(text) > MAX_TEXT:
-        raise PlayerError(f"The {what} is {len(text):,} characters long; at most {MAX_TEXT:,} are passed on.",
-                          usage)
+        raise PlayerError(lazy_gettext("The message is %(length)s characters long; at most %(most)s are passed "
+                                       "on.", length=length, most=most), USAGE[what])
     return text
 
 
@@ -125,9 +140,10 @@ def chat(unit: Unit, command: Command, comment: str) -> None:
     watching = letters.watchers(unit.session, board)
     seated = [unit.session.get(Player, board.player_id(seat)) for seat in (0, 1)]
     if player not in seated and player not in watching:
-        raise PlayerError(f"Only the players and the watchers of board {board.id} may chat there; "
-                          f"{player.userid} is neither.", USAGE["subscribe"])
-    text = _words(comment, "chat", USAGE["chat"])
+        raise PlayerError(lazy_gettext("Only the players and the watchers of board %(board)s may chat there; "
+                                       "%(userid)s is neither.", board=board.id, userid=player.userid),
+                          USAGE["subscribe"])
+    text = _words(comment, "chat")
     readers = list({p.email: p for p in seated + watching if p.email}.values())
     letters.check_relay(unit, len(readers))
     unit.session.add(Chat(board_id=board.id, player_id=player.id, after_move=board.move_count, text=text,
@@ -144,22 +160,23 @@ def message(unit: Unit, command: Command, comment: str) -> None:
     player = accounts.authenticate(unit, command.userid, command.password, USAGE["message"])
     names = list(dict.fromkeys(command.args))
     if len(names) > MAX_RECIPIENTS:
-        raise PlayerError(f"A message may go to at most {MAX_RECIPIENTS} players; this one names {len(names)}.",
-                          USAGE["message"])
-    text = _words(comment, "message", USAGE["message"])
+        raise PlayerError(lazy_gettext("A message may go to at most %(most)s players; this one names %(count)s.",
+                                       most=MAX_RECIPIENTS, count=len(names)), USAGE["message"])
+    text = _words(comment, "message")
     recipients, missing = [], []
     for name in names:
         found = accounts.by_userid(unit.session, name)
         if found is None:
-            missing.append(f"There is no player called {name}.")
+            missing.append(lazy_gettext("There is no player called %(name)s.", name=name))
         elif found.closed_at is not None:
-            missing.append(f"{found.userid} has signed off.")
+            missing.append(lazy_gettext("%(userid)s has signed off.", userid=found.userid))
         elif found.email is None:
-            missing.append(f"{found.userid} gets no mail.")
+            missing.append(lazy_gettext("%(userid)s gets no mail.", userid=found.userid))
         else:
             recipients.append(found)
     if not recipients:
-        raise PlayerError(" ".join(missing) + " Nobody got the message.", USAGE["message"])
+        raise PlayerError(lazy_gettext("%(missing)s Nobody got the message.",
+                                       missing=LazyText(lambda: " ".join(map(str, missing)))), USAGE["message"])
     letters.check_relay(unit, len(recipients))
     for recipient in recipients:
         letters.send(unit, recipient.email, "message", relayed=True, auto="auto-generated", writer=player.userid,
@@ -190,18 +207,22 @@ def vacation(unit: Unit, command: Command, comment: str) -> None:
         running = None
     if command.args[0] == "off":
         if running is None or not end_vacation(unit, running.id):
-            raise PlayerError(f"{player.userid} is not on vacation.", USAGE["vacation"])
+            raise PlayerError(lazy_gettext("%(userid)s is not on vacation.", userid=player.userid),
+                              USAGE["vacation"])
         return
     days = int(command.args[0])
     if running is not None:
-        raise PlayerError(f"{player.userid} is on vacation until {running.until:%Y-%m-%d %H:%M UTC} already; "
-                          "send 'off' first to take another.", USAGE["vacation"])
+        raise PlayerError(lazy_gettext("%(userid)s is on vacation until %(until)s already; send 'off' first to take "
+                                       "another.", userid=player.userid, until=f"{running.until:%Y-%m-%d %H:%M UTC}"),
+                          USAGE["vacation"])
     left = days_left(unit, player)
     if days < 1:
-        raise PlayerError("A vacation lasts at least 1 day.", USAGE["vacation"])
+        raise PlayerError(lazy_gettext("A vacation lasts at least 1 day."), USAGE["vacation"])
     if days > left:
-        raise PlayerError(f"{player.userid} has {left} of {VACATION_DAYS} vacation days left (days count for "
-                          f"365 days from the start of their vacation); {days} is too many.", USAGE["vacation"])
+        raise PlayerError(lazy_gettext("%(userid)s has %(left)s of %(allowance)s vacation days left (days count "
+                                       "for 365 days from the start of their vacation); %(days)s is too many.",
+                                       userid=player.userid, left=left, allowance=VACATION_DAYS, days=days),
+                          USAGE["vacation"])
     away = Vacation(player_id=player.id, started_at=unit.now, until=unit.now + days * DAY, days=days)
     unit.session.add(away)
     running = _running_boards(unit, player)

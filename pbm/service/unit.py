@@ -2,14 +2,17 @@
 
 ``run(engine, settings, work)`` opens the write transaction, gives ``work`` a
 ``Unit`` to act through, retries the whole of it when another writer changed
-the same board first (a version conflict), commits, and only then delivers the
-mails the work queued and publishes the boards it changed to live pages.
+the same board first (a version conflict) or PostgreSQL broke a deadlock by
+rolling it back (two mails locking two players' rows in opposite order),
+commits, and only then delivers the mails the work queued and publishes the
+boards it changed to live pages.
 
 A board's ``version`` (the optimistic-locking counter, raised by every write of
 the board row) is also what live pages know the board by: every change a page
 shows (a move, a request and its answer, a queued or submitted move, a chat, a
 vacation, a vote for a new round) passes ``Unit.board_changed``, which writes the
 row in this transaction, so its version rises; the new versions are published.
+
 Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
 work rolls everything back and reaches the caller.
 """
@@ -24,6 +27,7 @@ from typing import Callable, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm.attributes import flag_modified
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
@@ -39,7 +43,8 @@ T = TypeVar("T")
 # Called after every commit that changed boards, with the committed unit; the
 # computer player registers here to think about its next move.
 AFTER_COMMIT: list[Callable[[Engine, "Unit"], None]] = []
-ATTEMPTS = 3  # a version conflict is retried this often before it is an error
+ATTEMPTS = 3  # a version conflict (or a deadlock) is retried this often before it is an error
+DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE for a transaction rolled back to break a deadlock
 
 
 @dataclass
@@ -99,6 +104,10 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                                     {"channel": events.CHANNEL, "payload": json.dumps(versions)})
         except StaleDataError:
             if attempt == ATTEMPTS - 1:
+                raise
+            continue
+        except DBAPIError as error:  # PostgreSQL chose this unit to break a deadlock: it did nothing; again
+            if getattr(error.orig, "sqlstate", None) != DEADLOCK or attempt == ATTEMPTS - 1:
                 raise
             continue
         deliver_after_commit(engine, settings, unit.outbox)

@@ -7,7 +7,7 @@ import os
 import secrets
 from pathlib import Path
 
-from flask import Flask, current_app, g, jsonify, render_template, request, url_for
+from flask import Flask, Response, current_app, g, jsonify, render_template, request, url_for
 from flask_babel import Babel, get_locale
 from markupsafe import Markup
 
@@ -153,6 +153,10 @@ def create_app(overrides: dict | None = None) -> Flask:
     def wants_json() -> bool:
         return request.path.startswith("/inbound") or request.path.endswith(".json")
 
+    def wants_text() -> bool:
+        """A board's text or record (``.txt``, ``.sgf``): its error is a plain sentence too."""
+        return request.path.endswith((".txt", ".sgf"))
+
     @app.errorhandler(400)
     @app.errorhandler(401)
     @app.errorhandler(403)
@@ -163,6 +167,8 @@ def create_app(overrides: dict | None = None) -> Flask:
     def client_error(error):
         if wants_json():
             return jsonify(status="error", error=error.description), error.code
+        if wants_text():
+            return Response(f"{error.description}\n", status=error.code, mimetype="text/plain")
         return render_template("error.html", code=error.code, message=error.description), error.code
 
     @app.errorhandler(500)

@@ -152,13 +152,13 @@ def buttons(view: BoardView, seat: int | None, answerer: int | None = None) -> l
     """The moves that are not points that ``seat`` may make now: pass, done and
     resume as the position allows, the requests (``request_buttons``; answered by
     ``answerer``, default ``seat``), resign on an active board, newround once the
-    game is over (until this seat asked, or the new round began)."""
+    game is over (until this seat asked, the new round began, or a player signed off)."""
     if seat is None or not view.is_latest:
         return []
     board = view.board
     if board.status != "active":
         asked = board.newround_votes & (1 << seat)
-        return [] if asked or board.next_board_id else [Button("newround", gettext("New round"))]
+        return [Button("newround", gettext("New round"))] if view.new_round_open and not asked else []
     found = []
     if acting(view, seat):
         texts = {view.game.format_move(m) for m in view.game.legal_moves(view.state)}

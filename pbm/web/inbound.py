@@ -111,8 +111,8 @@ def inbound_email():
         form = request.form
         if mailgun_only or "signature" in form:
             token = _check_mailgun(settings, form, server)
-        if "email" in form or "body-mime" in form:
-            raw = (form.get("email") or form.get("body-mime")).encode("utf-8", "surrogateescape")
+        if "email" in form or "body-mime" in form:  # either may be empty: then no message (400 below)
+            raw = (form.get("email") or form.get("body-mime") or "").encode("utf-8", "surrogateescape")
         elif "body-plain" in form or "sender" in form:
             raw = _mailgun_message(form)
         else:

@@ -78,6 +78,9 @@ def board_context(view: BoardView, seat: int | None = None, answerer: int | None
 def status():
     game = request.args.get("game", "").strip().lower()
     player = request.args.get("player", "").strip().lower()
+    if game and game not in game_names():
+        abort(400, _("There is no game called %(name)r to filter by; the games are %(games)s.", name=game[:40],
+                     games=", ".join(game_names())))
     with reading(service().engine) as session:
         query = select(Board).order_by(Board.status, Board.last_move_at.desc())
         if game:

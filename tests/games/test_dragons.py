@@ -292,3 +292,18 @@ def test_a_full_fifty_tile_board_fits_in_78_columns():
         for number in range(1, len(state.tiles) + 1):
             assert re.search(rf"(?<!\d){number}(?!\d)", text), number  # every tile drawn, numbered
     assert widest <= 78
+
+
+def test_the_server_places_tile_1_and_auto_moves_stop_when_the_pool_is_empty():
+    start = DRAGONS.initial_state({})
+    assert start.tiles == ((0, 0, orient("F0")),) and DRAGONS.to_move(start) == 0  # tile 1, front F0; O first
+    # "4s:B0" (tile 5) leaves two gaps that fit one orientation each (tiles 6 and 7,
+    # as in test_auto_tiles_are_named_from_the_tiles_before_them): a pool of 6 has
+    # room for one of them, a pool of 5 for none. The pool counts tile 1 and auto tiles.
+    for pool, placed in ((7, (5, 6, 7)), (6, (5, 6)), (5, (5,))):
+        state = play(DRAGONS.initial_state({"num_tiles": pool}), "1se:B0", "1sw:B2", "1s:B1")
+        after = play(state, "4s:B0")
+        assert after.last == placed and len(after.tiles) == len(placed) + 4
+        if pool < 7:
+            assert after.outcome == Outcome(None, f"all {pool} tiles were played without a winning loop",
+                                            kind="exhaustion")

@@ -131,6 +131,17 @@ def test_triple_ko_cycle_is_stopped_by_positional_superko():
     assert play(cycle, "J9").turn == 0  # White may play elsewhere
 
 
+def test_a_tried_move_leaves_no_trace_in_another_line():
+    """Superko looks at the positions of the game's own line: a move tried from the
+    same position (a preview, a forced-move check) is not part of it."""
+    state = position(TRIPLE_KO)
+    tried = play(state, "C2")
+    played = play(state, "J9")
+    assert not played.history.seen_before(tried.hash, played.ply + 10)
+    assert played == play(position(TRIPLE_KO), "J9")
+    assert play(tried, "B8").history.seen_before(tried.hash, tried.ply + 1)  # its own line still sees it
+
+
 def test_passing_never_breaks_superko():
     state = play(position(TRIPLE_KO), "C2", "pass", "pass")
     assert state.phase == "scoring"

@@ -194,3 +194,14 @@ def test_options_are_checked():
     for bad in ({"size": "8"}, {"size": "21"}, {"size": "x"}, {"komi": "7"}):
         with pytest.raises(ValueError):
             GK.parse_options(bad)
+
+
+@pytest.mark.parametrize("size, centre", [(5, "C3"), (7, "D4"), (19, "K10")])
+def test_every_odd_size_from_5_to_19_has_the_neutral_castle_in_its_centre(size, centre):
+    state = GK.initial_state(GK.parse_options({"size": str(size)}))
+    assert state.size == size and state.stock == (40, 40)
+    with pytest.raises(IllegalMoveError, match="neutral castle"):
+        play(state, centre)
+    for bad in ("3", "4", "20", "21"):
+        with pytest.raises(ValueError, match=f"-size must be an odd number from 5 to 19, not {bad}."):
+            GK.parse_options({"size": bad})

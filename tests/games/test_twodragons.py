@@ -144,3 +144,28 @@ def test_the_legend_names_the_last_moves_own_stone():
     assert TD.diagram(white_moved).split("\n")[-1] == "O White  X Black  (O) the last move"
     black_moved = play(white_moved, "A1")
     assert TD.diagram(black_moved).split("\n")[-1] == "O White  X Black  (X) the last move"
+
+
+def test_diagonal_contact_does_not_join_a_dragon():
+    # rules.md: a dragon is orthogonally connected; Black's three diagonal pieces are
+    # three dragons of 1, so his two biggest count 2, White's one row of 3 counts 3.
+    state = position("""
+        X . . . .
+        . X . . .
+        . . X . .
+        . . . . .
+        O O O . .""")
+    assert TD.scores(state) == (3, 2)
+    assert TD.scores(replace(state, dragons=3)) == (3, 3)
+
+
+def test_the_board_is_18_by_18_unless_sized_from_9_to_19():
+    assert TD.parse_options({}) == {"size": 18, "dragons": 2}
+    assert TD.initial_state(TD.parse_options({})).size == 18
+    assert TD.parse_options({"size": "9", "dragons": "3"}) == {"size": 9, "dragons": 3}
+    assert TD.parse_options({"size": "19"})["size"] == 19
+    for bad, reason in ((8, "-size must be a number from 9 to 19, not 8."),
+                        (20, "-size must be a number from 9 to 19, not 20.")):
+        with pytest.raises(ValueError, match=reason):
+            TD.parse_options({"size": str(bad)})
+    assert TD.to_move(TD.initial_state(TD.parse_options({}))) == 0  # White moves first

@@ -283,6 +283,11 @@
     var cell = frame && hookNamed(new URLSearchParams(window.location.search).get("cell"));
     if (cell && targets) { selected = hookName(cell); }
     if (targets) { paint(); }
+    // The board takes the keyboard focus when it is this seat's to play (on opening,
+    // and when the opponent's move arrives), unless the person is busy elsewhere.
+    if (targets && frame && (!document.activeElement || document.activeElement === document.body)) {
+      frame.focus({ preventScroll: true });
+    }
   }
   document.addEventListener("change", function (event) {
     if (event.target.matches('[data-setting="confirm"]')) {
