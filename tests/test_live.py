@@ -1,7 +1,9 @@
 """Live pages: the in-process events, the server-sent event streams of a real
 server (a move wakes every open page within 2 s, 50 pages at once, a page that
 was away catches up, a second tab takes a seat over), the cap on streams, and
-PostgreSQL: a commit in one process wakes a stream served by another."""
+PostgreSQL: a commit in one process wakes a stream served by another. Streams
+name the board's version, which every change a page shows raises
+(``test_live_changes.py`` goes through each kind of change)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import pytest
 
 from pbm.service import events
 
-from .browser import ALICE, Site, start_server, stop_server
+from .browser import ALICE, BOB, Site, start_server, stop_server
 from .conftest import make_mail
 
 
@@ -34,15 +36,15 @@ def later(seconds: float, work) -> threading.Timer:
     return timer
 
 
-def test_a_published_count_wakes_a_waiting_page_and_old_counts_do_not():
+def test_a_published_version_wakes_a_waiting_page_and_old_versions_do_not():
     events.publish({9001: 4})
     assert events.wait_for_change(9001, 4, 0.05) is None
     later(0.05, lambda: events.publish({9001: 5}))
     assert events.wait_for_change(9001, 4, 5) == 5
-    events.publish({9001: 3})  # late news of an older commit: the count stays
-    assert events.wait(9001, 4, 0.05) == events.Change("move", 5)
+    events.publish({9001: 3})  # late news of an older commit: the version stays
+    assert events.wait(9001, 4, 0.05) == events.Change("change", 5)
     assert events.wait(9001, 5, 0.05) is None
-    assert events.wait(9001, 7, 0.05) is None  # the page read a newer count from the database
+    assert events.wait(9001, 7, 0.05) is None  # the page read a newer version from the database
 
 
 def test_a_tab_taking_the_seat_replaces_the_waiting_one():
@@ -61,7 +63,7 @@ def test_a_reset_tells_every_stream_to_check_again():
 
 def test_notices_from_postgresql_are_read_and_bad_ones_dropped(caplog):
     events.receive(events.CHANNEL, '{"9004": 2}')
-    assert events.wait(9004, 1, 0) == events.Change("move", 2)
+    assert events.wait(9004, 1, 0) == events.Change("change", 2)
     events.receive(events.SEAT_CHANNEL, '{"seat": "9004:1", "tab": "abc"}')
     assert events.holder("9004:1") == "abc"
     events.receive(events.CHANNEL, "not json")
@@ -147,7 +149,8 @@ def live(tmp_path_factory):
 
 def test_a_move_reaches_an_open_page_within_two_seconds_and_a_late_page_catches_up(live):
     board = live.board("greatkingdom")
-    stream = EventStream(live.base, f"/games/{board.id}/events?known=0")
+    before = live.version(board)
+    stream = EventStream(live.base, f"/games/{board.id}/events?known={before}")
     try:
         assert stream.status == 200
         assert stream.response.getheader("Content-Type").startswith("text/event-stream")
@@ -155,20 +158,38 @@ def test_a_move_reaches_an_open_page_within_two_seconds_and_a_late_page_catches_
         assert stream.next_event(0.3) is None  # nothing new yet
         started = time.monotonic()
         assert webhook(live.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
-        assert stream.next_event(2.0) == ("move", {"move": 1})
+        after = live.version(board)
+        assert after > before and stream.next_event(2.0) == ("change", {"version": after})
         print(f"\nthe stream had the move {1000 * (time.monotonic() - started):.0f} ms after the mail was sent")
     finally:
         stream.close()
-    late = EventStream(live.base, f"/games/{board.id}/events?known=0")  # a page that was away
+    late = EventStream(live.base, f"/games/{board.id}/events?known={before}")  # a page that was away
     try:
-        assert late.next_event(1.0) == ("move", {"move": 1})
+        assert late.next_event(1.0) == ("change", {"version": after})
     finally:
         late.close()
 
 
+def test_a_draw_offer_and_its_answer_reach_an_open_page_without_a_move(live):
+    board = live.board("greatkingdom", moves=["D4"])
+    known = live.version(board)
+    stream = EventStream(live.base, f"/play/{board.tokens[0]}/events?known={known}&tab=tab-alice-01&claim=1")
+    try:
+        assert stream.next_event(0.3) is None
+        assert webhook(live.base, BOB, f"greatkingdom move {board.id} bob bobpw propose")["status"] == "applied"
+        offered = live.version(board)
+        assert offered > known and stream.next_event(2.0) == ("change", {"version": offered})
+        assert webhook(live.base, ALICE, f"greatkingdom move {board.id} alice alicepw reject")["status"] == "applied"
+        answered = live.version(board)
+        assert answered > offered and stream.next_event(2.0) == ("change", {"version": answered})
+        assert live.moves(board) == ["D4"]  # no move was made: the count alone would not have told the page
+    finally:
+        stream.close()
+
+
 def test_fifty_open_pages_all_see_the_move_and_pages_still_load(live):
     board = live.board("greatkingdom")
-    streams = [EventStream(live.base, f"/games/{board.id}/events?known=0") for _ in range(50)]
+    streams = [EventStream(live.base, f"/games/{board.id}/events?known={live.version(board)}") for _ in range(50)]
     try:
         assert [s.status for s in streams] == [200] * 50
         started = time.monotonic()
@@ -178,7 +199,7 @@ def test_fifty_open_pages_all_see_the_move_and_pages_still_load(live):
         assert webhook(live.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
         sent = time.monotonic()
         seen = [s.next_event(max(0.01, sent + 2.0 - time.monotonic())) for s in streams]
-        assert seen == [("move", {"move": 1})] * 50
+        assert seen == [("change", {"version": live.version(board)})] * 50
         print(f"\nwith 50 pages open: a board page took {1000 * page_seconds:.0f} ms; all 50 had the "
               f"move {1000 * (time.monotonic() - sent):.0f} ms after the webhook answered")
     finally:
@@ -188,18 +209,19 @@ def test_fifty_open_pages_all_see_the_move_and_pages_still_load(live):
 
 def test_a_second_tab_of_a_seat_replaces_the_first(live):
     board = live.board("greatkingdom")
-    token = board.tokens[0]
-    first = EventStream(live.base, f"/play/{token}/events?known=0&tab=tab-one-123&claim=1")
+    token, known = board.tokens[0], live.version(board)
+    first = EventStream(live.base, f"/play/{token}/events?known={known}&tab=tab-one-123&claim=1")
     second = None
     try:
         assert first.next_event(0.3) is None
-        second = EventStream(live.base, f"/play/{token}/events?known=0&tab=tab-two-456&claim=1")
+        second = EventStream(live.base, f"/play/{token}/events?known={known}&tab=tab-two-456&claim=1")
         assert first.next_event(2.0) == ("replaced", {})
         assert second.next_event(0.3) is None
-        back = EventStream(live.base, f"/play/{token}/events?known=0&tab=tab-one-123")  # it reconnects
+        back = EventStream(live.base, f"/play/{token}/events?known={known}&tab=tab-one-123")  # it reconnects
         assert back.next_event(1.0) == ("replaced", {})
         back.close()
-        other_seat = EventStream(live.base, f"/play/{board.tokens[1]}/events?known=0&tab=tab-three-789&claim=1")
+        other_seat = EventStream(live.base, f"/play/{board.tokens[1]}/events?known={known}&tab=tab-three-789"
+                                            "&claim=1")
         assert second.next_event(0.3) is None  # the opponent's seat is another seat
         other_seat.close()
     finally:
@@ -254,7 +276,8 @@ def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_pat
     try:
         site = Site(base, service)
         board = site.board("greatkingdom")
-        stream = EventStream(base, f"/games/{board.id}/events?known=0")
+        before = site.version(board)
+        stream = EventStream(base, f"/games/{board.id}/events?known={before}")
         try:
             assert stream.next_event(0.5) is None
             started = time.monotonic()
@@ -263,7 +286,7 @@ def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_pat
                 ingest(database_url, tmp_path, move)
             else:
                 assert webhook(base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
-            assert stream.next_event(2.0) == ("move", {"move": 1})
+            assert stream.next_event(2.0) == ("change", {"version": site.version(board)}) and site.version(board) > before
             print(f"\n{database_url.split(':')[0]}: the stream had the move "
                   f"{1000 * (time.monotonic() - started):.0f} ms after the mail was handed over")
         finally:
@@ -286,10 +309,12 @@ def test_postgresql_seat_takeover_reaches_another_server_process(database_url, t
     service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path / "setup"),
                                      "server_address": "pbm@pbm.test"}))
     try:
-        board = Site(base_one, service).board("greatkingdom")
-        first = EventStream(base_one, f"/play/{board.tokens[0]}/events?known=0&tab=tab-on-one&claim=1")
+        site = Site(base_one, service)
+        board = site.board("greatkingdom")
+        known = site.version(board)
+        first = EventStream(base_one, f"/play/{board.tokens[0]}/events?known={known}&tab=tab-on-one&claim=1")
         assert first.next_event(0.5) is None
-        second = EventStream(base_two, f"/play/{board.tokens[0]}/events?known=0&tab=tab-on-two&claim=1")
+        second = EventStream(base_two, f"/play/{board.tokens[0]}/events?known={known}&tab=tab-on-two&claim=1")
         assert first.next_event(2.0) == ("replaced", {})
         first.close()
         second.close()
@@ -311,9 +336,11 @@ def test_the_listener_thread_hears_a_commit_of_another_process(database_url, tmp
     listener = events.start_listener(database_url)
     try:
         assert listener.listening.wait(10)
-        board = Site("http://unused", service).board("greatkingdom")
+        site = Site("http://unused", service)
+        board = site.board("greatkingdom")
+        before = site.version(board)
         ingest(database_url, tmp_path, make_mail(ALICE, f"greatkingdom move {board.id} alice alicepw D4"))
-        assert events.wait_for_change(board.id, 0, 2.0) == 1
+        assert events.wait_for_change(board.id, before, 2.0) == site.version(board) > before
     finally:
         events.stop_listener()
         service.engine.dispose()

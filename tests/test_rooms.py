@@ -56,6 +56,11 @@ def move(client, play: str, text: str):
     return client.post(play, data={"csrf": csrf, "move": text, "number": number})
 
 
+def buttons(shown: str) -> list[str]:
+    """The moves a page's buttons send (the words that are not points)."""
+    return re.findall(r'name="move" value="(\w+)"', shown)
+
+
 def played(client, play: str, text: str) -> None:
     response = move(client, play, text)
     assert response.status_code == 303, page(response)
@@ -141,6 +146,53 @@ def test_same_device_acts_for_the_side_to_act_through_go_scoring_and_a_new_round
     played(client, f"/play/{fresh.token1}", "C3")  # White's link, Black to move: Black plays
     assert seats_logged(server, fresh.id) == [(0, "C3")]
     assert server.rebuild() == []
+
+
+def test_same_device_the_other_seat_answers_a_request_on_the_same_screen(client, server):
+    """The page acts for the side to move, so the one who asks is the one the page
+    acts for; the answer buttons act for the other seat and name it, from either link."""
+    play = start(client, size="9", name="Ada", guest_name="Bo")
+    board = board_of(server, play)
+    other = f"/play/{board.token1}"
+    played(client, play, "D5")
+    played(client, play, "E5")
+    played(client, other, "undo")  # Ada (to move) asks to take back D5
+    for link in (play, other):
+        shown = page(client.get(link))
+        assert "Ada asks to take back move 1; Bo may accept or reject." in shown
+        assert re.search(r'data-action="accept">Accept as Bo</button>', shown)
+        assert re.search(r'data-action="reject">Reject as Bo</button>', shown)
+        assert 'data-action="undo"' not in shown and "data-move-form" in shown  # Ada still moves here
+    played(client, play, "accept")  # Bo accepts, on the same screen
+    assert seats_logged(server, board.id)[-1] == (1, "undo 1")
+    assert board_of(server, play).to_move == 0 and "It is Ada's turn (Black)." in page(client.get(play))
+
+    played(client, play, "D5")
+    played(client, play, "propose")  # now Bo (to move) offers a draw, and Ada answers
+    assert re.search(r'data-action="reject">Reject as Ada</button>', page(client.get(play)))
+    played(client, other, "reject")
+    fresh = board_of(server, play)
+    assert fresh.request_kind is None and fresh.status == "active" and fresh.to_move == 1
+    refused = move(client, play, "accept")  # nothing is open: the answer has no one to act for
+    assert refused.status_code == 422 and "There is no open request on board" in error_of(refused)
+    played(client, play, "propose")
+    played(client, play, "E5")  # a move by the one who asked withdraws the offer
+    assert board_of(server, play).request_kind is None
+
+
+def test_a_friend_answers_a_request_on_their_own_page(app, client, server):
+    play = start(client, mode="friend", game="greatkingdom", size="5", name="Ada")
+    board = board_of(server, play)
+    guest = app.test_client()
+    guest.get(invite_of(client, play))
+    mine = f"/play/{board.token1}"
+    played(client, play, "B2")
+    played(client, play, "undo")
+    assert 'data-action="accept"' not in page(client.get(play))
+    shown = page(guest.get(mine))
+    assert re.search(r'data-action="accept">Accept</button>', shown)  # their own seat: no name needed
+    played(guest, mine, "accept")
+    assert seats_logged(server, board.id) == [(0, "B2"), (1, "undo 1")]
 
 
 def test_a_same_device_page_is_remembered_by_the_browser_script(client, server):
@@ -280,6 +332,29 @@ def test_against_the_computer_the_person_takes_the_side_chosen(quick, side):
     assert [seat for seat, _ in seats_logged(server, board.id)][-2:] == ([0, 1] if side == "0" else [1, 0])
 
 
+def test_against_the_computer_a_take_back_is_granted_at_once_and_a_draw_refused(quick):
+    client, server = quick.test_client(), quick.extensions["pbm"]
+    play = start(client, game="greatkingdom", size="5", mode="computer", side="0", name="Ada")
+    board = board_of(server, play)
+    shown = page(client.get(play))
+    assert "It takes back your last move (and its reply) whenever you ask; it agrees to no draws." in shown
+    assert buttons(shown) == ["pass", "resign"]  # nothing of hers to take back
+    played(client, play, "B2")
+    assert computer.wait_idle(60)
+    shown = page(client.get(play))
+    assert buttons(shown) == ["pass", "undo", "resign"]
+    assert 'data-action="undo">Take back my move</button>' in shown
+    played(client, play, "undo")
+    assert computer.wait_idle(60)
+    logged = seats_logged(server, board.id)
+    assert logged[0] == (0, "B2") and logged[1][0] == 1 and logged[2:] == [(1, "undo 1")]
+    fresh = board_of(server, play)
+    assert fresh.to_move == 0 and fresh.request_kind is None and "It is Ada's turn" in page(client.get(play))
+    refused = move(client, play, "propose")
+    assert refused.status_code == 422 and error_of(refused) == "The computer agrees to no draws; play on, or resign."
+    assert server.rebuild() == []
+
+
 def test_go_against_gnu_go_answers_on_the_page(quick):
     from pbm.players import available
     server = quick.extensions["pbm"]
@@ -292,6 +367,11 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
     moves = seats_logged(server, board_of(server, play).id)
     assert moves[0] == (0, "E5") and moves[1][0] == 1
     assert f"computer: {moves[1][1]}" in page(client.get(play))
+    played(client, play, "undo")  # both taken back: GNU Go is told only the moves that stand
+    played(client, play, moves[1][1])  # where its reply was
+    assert computer.wait_idle(60)
+    again = seats_logged(server, board_of(server, play).id)
+    assert again[3] == (0, moves[1][1]) and again[4][0] == 1 and len(again) == 5
 
 
 # -- bad input ---------------------------------------------------------------------------

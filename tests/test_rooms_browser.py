@@ -11,24 +11,12 @@ from types import SimpleNamespace
 import pytest
 
 from .browser import HAVE_CHROMIUM, new_browser, start_server, stop_server
-from .browser.driving import (by_css, click, follow, left_document, open_page, shown_move, status, waiter,
-                              wait_for_move, wait_shown)
+from .browser.driving import (act, by_css, click, follow, left_document, open_page, shown_move, start, status,
+                              tap, waiter, wait_for_move, wait_shown)
 from .browser.fixtures import browsers, desktop, second, site  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
                                 "(Debian packages chromium, chromium-driver; .ci/run installs them)")
-
-
-def start(driver, base: str, mode: str, game: str = "go", **fields) -> None:
-    """Fill in /new and start: the browser ends on the new board's play page."""
-    driver.get(f"{base}/new?game={game}")
-    click(driver, f'input[name="mode"][value="{mode}"]')
-    for name, value in fields.items():
-        if name == "side":
-            click(driver, f'input[name="side"][value="{value}"]')
-        else:
-            by_css(driver, f'[name="{name}"]').send_keys(value)
-    follow(driver, "[data-start]")
 
 
 def board_of(site, play_url: str):
@@ -41,20 +29,6 @@ def board_of(site, play_url: str):
     token = play_url.rsplit("/", 1)[1]
     with reading(site.service.engine) as session:
         return session.exec(select(Board).where((Board.token0 == token) | (Board.token1 == token))).one()
-
-
-def tap(driver, point: str, number: int) -> None:
-    """Place a stone by two taps (select, then confirm); wait for move ``number``."""
-    click(driver, f'[data-point="{point}"]')
-    click(driver, f'[data-point="{point}"]')
-    wait_for_move(driver, number)
-
-
-def act(driver, action: str, number: int) -> None:
-    click(driver, f'[data-action="{action}"]')
-    if action == "resign":  # the button asks once more
-        click(driver, '[data-action="resign"]')
-    wait_for_move(driver, number)
 
 
 def test_a_same_device_go_game_to_its_end_and_resumed_from_new(site, desktop):

@@ -106,7 +106,7 @@ class Service:
                       now: datetime | None = None) -> Result:
         """A move from a player's private web page (the token is the credential)."""
         def work(unit: Unit) -> Result:
-            board, seat = boards.by_token(unit.session, token)
+            board, seat = boards.by_token(unit.session, token, move=move_text)
             if board is None:
                 return Result(Status.REJECTED, None, "This private link is not valid.")
             unit.board = board

@@ -85,16 +85,18 @@ _BY_TOKEN = select(Board).where(or_(Board.token0 == bindparam("token"), Board.to
 _BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update()
 
 
-def by_token(session: Session, token: str, *, lock: bool = True) -> tuple[Board | None, int]:
-    """The board and seat of a private token, or (None, 0); locked unless ``lock`` is False.
-    On a board played on one device, either token is the seat to act (``rooms.acting_seat``)."""
+def by_token(session: Session, token: str, *, lock: bool = True, move: str | None = None) -> tuple[Board | None, int]:
+    """The board and seat of a private token sending ``move`` (None: the seat its page
+    acts for), or (None, 0); locked unless ``lock`` is False. On a board played on one
+    device, either token is the seat to act, and an answer to a request the seat it is
+    addressed to (``rooms.acting_seat``)."""
     from .rooms import acting_seat  # rooms builds on this module
 
     board = session.exec(_BY_TOKEN_LOCKED if lock else _BY_TOKEN, params={"token": token}).first()
     if board is None:
         return None, 0
     seat = 0 if board.token0 == token else 1
-    return board, acting_seat(session, board, seat)
+    return board, acting_seat(session, board, seat, move)
 
 
 def bounded(comment: str) -> str:
@@ -279,6 +281,7 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
                           USAGE["challenge"])
     board.newround_votes |= 1 << seat
     unit.session.add(board)
+    unit.board_changed(board)  # its pages show the vote, and then the new round
     if board.newround_votes != 0b11:
         for other, player in enumerate(players):
             letters.send(unit, player.email, "newround_asked", board=board,
@@ -288,7 +291,6 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     new = new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
     new.room_id = board.room_id  # a browser game's rounds stay in its room
     board.next_board_id = new.id
-    unit.board_changed(board)  # open pages of the old board learn of the new round
     letters.board_mails(unit, new, players, occasion="newround", previous=board.id)
 
 

@@ -20,10 +20,11 @@ from sqlmodel import select
 
 from ..config import Settings
 from ..db import reading
-from ..movelog import MOVES
+from ..boardview import load_records
+from ..movelog import MOVES, in_force, log_entries
 from ..games import get_game
 from ..i18n import lazy_gettext
-from ..models import Board, MoveRecord, Player
+from ..models import Board, Player
 from . import boards, letters, unit as units
 from .errors import PlayerError
 from .unit import Unit, run
@@ -88,10 +89,8 @@ def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
             return False
         game = get_game(board.game)
         state, number = boards.current_state(game, board), board.move_count + 1
-        moves = [(seat_, text) for seat_, text in session.exec(
-            select(MoveRecord.seat, MoveRecord.text).where(MoveRecord.board_id == board_id,
-                                                          MoveRecord.kind.in_(MOVES))
-            .order_by(MoveRecord.number)).all()] if board.game == "go" else []
+        moves = [(entry.seat, entry.text) for _, entry in in_force(log_entries(load_records(session, board)))
+                 if entry.kind in MOVES] if board.game == "go" else []  # the moves that stand (undo)
     try:  # outside any transaction: thinking may take a second or two
         text = computer_move(board.game, state, seat, seed=board_id * 1009 + number, moves=moves,
                              gnugo_path=settings.gnugo_path, gnugo_level=settings.gnugo_level,

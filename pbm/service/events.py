@@ -1,5 +1,11 @@
-"""Live-page events: "board n now has m moves", raised by the unit of work's commit,
-and "this seat is now held by that tab", raised by a page that opens a seat.
+"""Live-page events: "board n is now at version v", raised by the unit of work's
+commit, and "this seat is now held by that tab", raised by a page that opens a seat.
+
+A board's version (``Board.version``) rises with every write of the board row,
+and every change a page shows writes it (``unit.Unit.board_changed``): a move,
+an undo request or draw offer and its answer, a queued or submitted move, a
+chat, a vacation starting or ending, a vote for a new round. So a page that
+shows version v is stale exactly when the board's version is above v.
 
 In one process (the embedded SQLite server) ``publish`` wakes the waiting
 pages directly. With PostgreSQL the unit of work also sends ``NOTIFY
@@ -8,10 +14,10 @@ taking a seat sends ``NOTIFY pbm_seat``; one listener thread per web process
 (``start_listener``) turns both into calls here, so pages served by any
 process hear of changes made in any other.
 
-Everything is kept per process, in memory: the latest move count of each
-board that changed since the process started, and which tab holds each seat.
-A page that connects compares its own count with the database once, so
-nothing it missed before (or while the listener was reconnecting) is lost.
+Everything is kept per process, in memory: the latest version of each board
+that changed since the process started, and which tab holds each seat. A page
+that connects compares its own version with the database once, so nothing it
+missed before (or while the listener was reconnecting) is lost.
 """
 
 from __future__ import annotations
@@ -27,21 +33,21 @@ SEAT_CHANNEL = "pbm_seat"
 log = logging.getLogger(__name__)
 
 _changed = threading.Condition()
-_latest: dict[int, int] = {}   # board id -> move count last published
+_latest: dict[int, int] = {}   # board id -> version last published
 _holders: dict[str, str] = {}  # seat key -> id of the tab that holds the seat
 _resets = 0                    # how often waiting streams were told to start over
 
 
 def publish(boards: dict[int, int]) -> None:
-    """Record the new move counts and wake every waiting page. A board's count
-    only grows (the log is append-only), so a late or repeated notice of an older
-    count changes nothing."""
+    """Record the boards' new versions and wake every waiting page. A board's
+    version only grows, so a late or repeated notice of an older version changes
+    nothing."""
     if not boards:
         return
     with _changed:
-        for board_id, count in boards.items():
-            board_id, count = int(board_id), int(count)
-            _latest[board_id] = max(count, _latest.get(board_id, count))
+        for board_id, version in boards.items():
+            board_id, version = int(board_id), int(version)
+            _latest[board_id] = max(version, _latest.get(board_id, version))
         _changed.notify_all()
 
 
@@ -61,7 +67,7 @@ def holder(seat: str) -> str | None:
 
 def reset_streams() -> None:
     """Wake every waiting stream with "resync", so each page reconnects and compares
-    its count with the database (used when notices may have been missed)."""
+    its version with the database (used when notices may have been missed)."""
     global _resets
     with _changed:
         _resets += 1
@@ -70,19 +76,19 @@ def reset_streams() -> None:
 
 @dataclass(frozen=True)
 class Change:
-    """What ended a wait: ``kind`` is ``move`` (``count`` is the board's new move
-    count), ``replaced`` (another tab took the seat) or ``resync``."""
+    """What ended a wait: ``kind`` is ``change`` (``version`` is the board's new
+    version), ``replaced`` (another tab took the seat) or ``resync``."""
 
     kind: str
-    count: int | None = None
+    version: int | None = None
 
 
 def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
          tab: str | None = None) -> Change | None:
-    """Block until board ``board_id`` has more moves than ``known``, another tab takes
-    ``seat`` from ``tab``, or the streams are reset; None after ``timeout`` seconds
-    without any of these. (A count this process heard of that is not above ``known``
-    is old news: the page read a newer one from the database.)"""
+    """Block until board ``board_id`` is at a version above ``known``, another tab
+    takes ``seat`` from ``tab``, or the streams are reset; None after ``timeout``
+    seconds without any of these. (A version this process heard of that is not above
+    ``known`` is old news: the page read a newer one from the database.)"""
     with _changed:
         resets = _resets
 
@@ -91,7 +97,7 @@ def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
                 return Change("replaced")
             latest = _latest.get(board_id, known)
             if latest > known:
-                return Change("move", latest)
+                return Change("change", latest)
             if _resets != resets:
                 return Change("resync")
             return None
@@ -100,14 +106,14 @@ def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
 
 
 def wait_for_change(board_id: int, known: int, timeout: float) -> int | None:
-    """Block until board ``board_id`` has more moves than ``known``, or the timeout
-    passes (or the streams are reset); returns the new count or None."""
+    """Block until board ``board_id`` is at a version above ``known``, or the timeout
+    passes (or the streams are reset); returns the new version or None."""
     change = wait(board_id, known, timeout)
-    return change.count if change is not None and change.kind == "move" else None
+    return change.version if change is not None and change.kind == "change" else None
 
 
 def clear() -> None:
-    """Forget every count and seat heard so far (for a process that starts over on
+    """Forget every version and seat heard so far (for a process that starts over on
     another database, as tests do)."""
     with _changed:
         _latest.clear()
@@ -115,7 +121,7 @@ def clear() -> None:
 
 
 def receive(channel: str, payload: str) -> None:
-    """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``; ``pbm_seat``:
+    """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``, board -> version; ``pbm_seat``:
     ``{"seat": key, "tab": id}``); a malformed one is logged and dropped."""
     try:
         data = json.loads(payload)

@@ -2,7 +2,9 @@
 
 * ``undo`` asks to take back the asker's last move, ``propose`` offers a draw;
   the other player answers ``accept`` or ``reject`` (all four are sent as
-  moves). One request is open per board at a time; any new log entry ends it
+  moves). The computer answers at once: in a rated game (by mail) it takes
+  nothing back; in a game started in the browser (unrated) it takes back
+  whenever asked; it never agrees to a draw. One request is open per board at a time; any new log entry ends it
   (``boards.append``): a move by the asker withdraws it, a move by the other
   player declines it. An accepted undo is the log entry ``undo N``: the entries
   from N on are taken back (the asker's last move, and whatever followed it),
@@ -49,7 +51,7 @@ def describe(board: Board, players) -> LazyText:
 def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, comment: str) -> None:
     """``seat`` sends one of WORDS on its active, locked board."""
     if word in ASKING:
-        _ask(unit, board, seat, ASKING[word], players, comment)
+        _ask(unit, board, game, seat, ASKING[word], players, comment)
     elif board.request_kind is None:
         raise PlayerError(lazy_gettext("There is no open request on board %(board)s to %(word)s; \"undo\" asks to "
                                        "take back your last move, \"propose\" offers a draw.", board=board.id,
@@ -76,10 +78,13 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
         _take_back(unit, board, game, seat, players, comment)
 
 
-def _ask(unit: Unit, board: Board, seat: int, kind: str, players, comment: str) -> None:
-    if players[1 - seat].userid == COMPUTER:
+def _ask(unit: Unit, board: Board, game: Game, seat: int, kind: str, players, comment: str) -> None:
+    computer = players[1 - seat].userid == COMPUTER
+    if computer and board.room_id is None:  # a rated game
         raise PlayerError(lazy_gettext("The computer neither takes back moves nor agrees to draws; play on, or "
                                        "resign."))
+    if computer and kind == "draw":
+        raise PlayerError(lazy_gettext("The computer agrees to no draws; play on, or resign."))
     if board.request_kind is not None:
         raise PlayerError(lazy_gettext("Board %(board)s already has an open request (%(request)s); only one may "
                                        "be open at a time, until it is answered or a move is made.",
@@ -95,6 +100,9 @@ def _ask(unit: Unit, board: Board, seat: int, kind: str, players, comment: str) 
     board.request_kind, board.request_seat, board.request_move = kind, seat, first
     unit.session.add(board)
     unit.board_changed(board)
+    if computer:  # a game started in the browser, unrated: a misplaced stone is taken back at once
+        _take_back(unit, board, game, 1 - seat, players, comment)
+        return
     letters.board_mails(unit, board, players, comment=boards.bounded(comment), mover=seat)
 
 
@@ -193,6 +201,7 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     replaced = board.queued_move if board.queued_seat == seat else None
     board.queued_seat, board.queued_move = seat, text
     unit.session.add(board)
+    unit.board_changed(board)  # the player's page shows the queued move
     letters.send(unit, unit.mail.sender, "queued", board=board, game=game, move=text, replaced=replaced,
                  opponent=_name(players[1 - seat]))
 
@@ -214,6 +223,7 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
     board.submitted_seat, board.submitted_move = seat, game.format_move(move)
     board.submitted_at_move = board.move_count
     unit.session.add(board)
+    unit.board_changed(board)  # the player's page shows the submitted move
     view = BoardView(board, game, players, [], state, game.outcome(state), board.move_count)
     letters.send(unit, unit.mail.sender, "submitted", board=board, view=view, move=board.submitted_move,
                  userid=players[seat].userid)

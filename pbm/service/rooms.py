@@ -8,7 +8,8 @@ names), or the computer. Seat 0 is the host's and moves first (Go: Black).
 * ``same-device``: both seats play on one screen. Either seat's private link
   acts, at each request, for the side to act (``acting_seat``, which
   ``boards.by_token`` asks), so every move still goes through ``boards.play``
-  with the right seat.
+  with the right seat; an answer to an open request (``accept``, ``reject``)
+  acts for the seat the request is addressed to (``answering_seat``).
 * ``friend``: the host gets seat 0 and an invitation ``/join/<invite>``; the
   first browser to open it takes seat 1. A browser holding a seat keeps a random
   key (the web keeps it in a cookie); the room stores only its SHA-256. The same
@@ -41,6 +42,7 @@ from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import normalise_address
+from .requests import ANSWERS
 from .errors import PlayerError
 from .unit import Unit, run
 
@@ -251,6 +253,7 @@ def join(engine: Engine, settings: Settings, invite: str, key: str | None, *, cl
                                      .values(guest_key=_digest(fresh)))
         if taken.rowcount != 1:  # another browser took it a moment before
             return Joined("full", title=title)
+        unit.board_changed(board)  # the host's open page says the friend has joined
         return Joined("seat", board.token1, key=fresh, title=title)
 
     return run(engine, settings, work, now=now)
@@ -260,14 +263,19 @@ def room_of(session: Session, board: Board) -> Room | None:
     return session.get(Room, board.room_id) if board.room_id is not None else None
 
 
-def acting_seat(session: Session, board: Board, seat: int) -> int:
-    """The seat a private link of ``board`` acts for: its own seat, except in a
-    same-device room, where it is the side to act now: the side to move; while both
-    may act (Go's scoring), the side that did not act last, so each in turn can mark
-    and confirm; on a finished board, the side that has not yet asked for a new round."""
+def acting_seat(session: Session, board: Board, seat: int, move: str | None = None) -> int:
+    """The seat a private link of ``board`` acts for when it sends ``move`` (None:
+    whatever the page offers): its own seat, except in a same-device room. There an
+    answer to an open request (``accept``, ``reject``) acts for the seat the request
+    is addressed to; anything else for the side to act now: the side to move; while
+    both may act (Go's scoring), the side that did not act last, so each in turn can
+    mark and confirm; on a finished board, the side that has not yet asked for a new
+    round."""
     room = room_of(session, board)
     if room is None or room.mode != SAME_DEVICE:
         return seat
+    if move is not None and move.strip().lower() in ANSWERS:
+        return answering_seat(session, board, seat)
     if board.status != "active":
         return 1 if board.newround_votes & 1 else 0
     if board.to_move is not None:
@@ -275,3 +283,13 @@ def acting_seat(session: Session, board: Board, seat: int) -> int:
     last = session.exec(select(MoveRecord.seat).where(MoveRecord.board_id == board.id)
                         .order_by(MoveRecord.number.desc())).first()
     return 0 if last is None else 1 - last
+
+
+def answering_seat(session: Session, board: Board, seat: int) -> int:
+    """The seat whose answer (``accept``, ``reject``) a page acting for ``seat`` sends:
+    ``seat`` itself, except in a same-device room with an open request, where it is
+    the seat the request is addressed to (the one who asked shares the screen)."""
+    room = room_of(session, board)
+    if room is None or room.mode != SAME_DEVICE or board.request_kind is None:
+        return seat
+    return 1 - board.request_seat

@@ -148,6 +148,7 @@ def chat(unit: Unit, command: Command, comment: str) -> None:
     letters.check_relay(unit, len(readers))
     unit.session.add(Chat(board_id=board.id, player_id=player.id, after_move=board.move_count, text=text,
                           created_at=unit.now))
+    unit.board_changed(board)  # the players' pages show the chat
     game = get_game(board.game)
     for reader in readers:
         letters.send(unit, reader.email, "chat", board=board, relayed=True, auto="auto-generated", game=game,
@@ -224,7 +225,10 @@ def vacation(unit: Unit, command: Command, comment: str) -> None:
                           USAGE["vacation"])
     away = Vacation(player_id=player.id, started_at=unit.now, until=unit.now + days * DAY, days=days)
     unit.session.add(away)
-    _tell_boards(unit, player, away, started=True, left=left - days)
+    running = _running_boards(unit, player)
+    for board in running:  # their pages say who is away
+        unit.board_changed(board)
+    _tell_boards(unit, player, away, running, started=True, left=left - days)
 
 
 def end_vacation(unit: Unit, vacation_id: int) -> bool:
@@ -240,12 +244,14 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
     away.days = max(1, math.ceil((min(unit.now, away.until) - away.started_at) / DAY))
     shift = away.days * DAY
     player = unit.session.get(Player, away.player_id)
-    for board in _running_boards(unit, player):
+    running = _running_boards(unit, player)
+    for board in running:
         board.nag_due_at = board.nag_due_at + shift if board.nag_due_at else None
         board.expire_due_at = board.expire_due_at + shift if board.expire_due_at else None
         unit.session.add(board)
+        unit.board_changed(board)
     unit.session.flush()
-    _tell_boards(unit, player, away, started=False, left=days_left(unit, player))
+    _tell_boards(unit, player, away, running, started=False, left=days_left(unit, player))
     return True
 
 
@@ -255,10 +261,10 @@ def _running_boards(unit: Unit, player: Player) -> list[Board]:
         .order_by(Board.id)).all())
 
 
-def _tell_boards(unit: Unit, player: Player, away: Vacation, *, started: bool, left: int) -> None:
-    """The player learns the days left; each opponent of a running board, once, which
-    of their boards wait (or go on)."""
-    running = _running_boards(unit, player)
+def _tell_boards(unit: Unit, player: Player, away: Vacation, running: list[Board], *, started: bool,
+                 left: int) -> None:
+    """The player learns the days left; each opponent of a ``running`` board, once,
+    which of their boards wait (or go on)."""
     shared: dict[int, list[int]] = defaultdict(list)
     for board in running:
         shared[board.player_id(1 - board.seat_of(player.id))].append(board.id)

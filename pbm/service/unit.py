@@ -8,6 +8,12 @@ writes the mails the work queued to the outbox, commits, and only then hands
 those mails to the process's delivery thread (``outbox.deliver_after_commit``:
 the caller answers without waiting for them) and publishes the boards it
 changed to live pages.
+
+A board's ``version`` (the optimistic-locking counter, raised by every write of
+the board row) is also what live pages know the board by: every change a page
+shows (a move, a request and its answer, a queued or submitted move, a chat, a
+vacation, a vote for a new round) passes ``Unit.board_changed``, which writes the
+row in this transaction, so its version rises; the new versions are published.
 Nothing is sent for work that rolled back; a ``PlayerError`` raised by the
 work rolls everything back and reaches the caller.
 """
@@ -22,6 +28,7 @@ from typing import Callable, TypeVar
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm.attributes import flag_modified
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
@@ -51,7 +58,7 @@ class Unit:
     now: datetime
     mail: InboundMail | None = None
     outbox: list[Outgoing] = field(default_factory=list)  # written to the outbox as the unit ends
-    changed: dict[int, int] = field(default_factory=dict)  # board id -> move count
+    changed: dict[int, Board] = field(default_factory=dict)  # board id -> a board whose pages must refresh
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     board: Board | None = None  # the board the running command is about (errors name it)
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
@@ -72,9 +79,17 @@ class Unit:
         return self.new_hashes.get(password) or passwords.hashed(password)
 
     def board_changed(self, board: Board) -> None:
-        """Tell live pages about this board once the transaction commits."""
-        self.changed[board.id] = board.move_count
+        """Tell live pages about this board once the transaction commits: the board row
+        is written in this transaction even when nothing else of it changed (a chat, a
+        vacation), so its version rises, and that version is published."""
+        board.status  # loaded again if a savepoint's rollback expired it: flag_modified needs the value
+        flag_modified(board, "status")
+        self.changed[board.id] = board
         self.seated[board.id] = (board.seat0_id, board.seat1_id)
+
+    def versions(self) -> dict[int, int]:
+        """The changed boards' versions as this transaction leaves them (after its last flush)."""
+        return {board_id: board.version for board_id, board in self.changed.items()}
 
 
 def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
@@ -92,9 +107,10 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                 result = work(unit)
                 queue(session, unit.outbox, now)
                 session.flush()
-                if unit.changed and engine.dialect.name == "postgresql":
+                versions = unit.versions()
+                if versions and engine.dialect.name == "postgresql":
                     session.execute(text("SELECT pg_notify(:channel, :payload)"),
-                                    {"channel": events.CHANNEL, "payload": json.dumps(unit.changed)})
+                                    {"channel": events.CHANNEL, "payload": json.dumps(versions)})
         except StaleDataError:
             if attempt == ATTEMPTS - 1:
                 raise
@@ -104,8 +120,8 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                 raise
             continue
         deliver_after_commit(engine, settings, unit.outbox)
-        events.publish(unit.changed)
-        if unit.changed:
+        events.publish(versions)
+        if versions:
             for hook in AFTER_COMMIT:
                 hook(engine, unit)
         return result

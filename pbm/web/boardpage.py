@@ -148,9 +148,10 @@ class Button:
     label: str
 
 
-def buttons(view: BoardView, seat: int | None) -> list[Button]:
+def buttons(view: BoardView, seat: int | None, answerer: int | None = None) -> list[Button]:
     """The moves that are not points that ``seat`` may make now: pass, done and
-    resume as the position allows, resign on an active board, newround once the
+    resume as the position allows, the requests (``request_buttons``; answered by
+    ``answerer``, default ``seat``), resign on an active board, newround once the
     game is over (until this seat asked, the new round began, or a player signed off)."""
     if seat is None or not view.is_latest:
         return []
@@ -162,19 +163,29 @@ def buttons(view: BoardView, seat: int | None) -> list[Button]:
     if acting(view, seat):
         texts = {view.game.format_move(m) for m in view.game.legal_moves(view.state)}
         found = [Button(action, gettext(label)) for action, label in ACTIONS.items() if action in texts]
-    return found + request_buttons(view, seat) + [Button("resign", gettext("Resign"))]
+    return found + request_buttons(view, seat, seat if answerer is None else answerer) + [
+        Button("resign", gettext("Resign"))]
 
 
-def request_buttons(view: BoardView, seat: int) -> list[Button]:
-    """Answers to the opponent's open request; else, against a person, a draw offer
-    and (once this seat has a move standing) a request to take it back."""
+def request_buttons(view: BoardView, seat: int, answerer: int) -> list[Button]:
+    """Answers to the open request, when ``answerer`` is the seat it is addressed to
+    (on a same-device screen that is the other seat than ``seat``, the one the page
+    acts for, and the buttons name it); else, against a person, a draw offer and
+    (once ``seat`` has a move standing) a request to take it back. Against the
+    computer (``requests``): in a game started in the browser only the take-back,
+    which it grants at once; in a rated game nothing."""
     board = view.board
     if board.request_kind is not None:
-        return [Button("accept", gettext("Accept")), Button("reject", gettext("Reject"))] \
-            if board.request_seat != seat else []
-    if view.players[1 - seat].userid == COMPUTER:
-        return []
+        if board.request_seat == answerer:
+            return []
+        if answerer == seat:
+            return [Button("accept", gettext("Accept")), Button("reject", gettext("Reject"))]
+        name = view.name(answerer)
+        return [Button("accept", gettext("Accept as %(name)s", name=name)),
+                Button("reject", gettext("Reject as %(name)s", name=name))]
     own = any(entry.kind in OWN_MOVES and entry.seat == seat for _, entry in in_force(log_entries(view.records)))
+    if view.players[1 - seat].userid == COMPUTER:
+        return [Button("undo", gettext("Take back my move"))] if own and board.room_id is not None else []
     return ([Button("undo", gettext("Ask to take back my move"))] if own else []) + [
         Button("propose", gettext("Offer a draw"))]
 
@@ -215,11 +226,13 @@ def watched_by(session, board: Board) -> int:
 
 
 def away_and_chats(session, board: Board, seat: int | None) -> dict:
-    """Which of the board's players is on vacation (and until when), and the board's
-    chats: their words on a player's page, only how many on the public page (as
-    ``history`` does)."""
+    """Which of the players of a running board is on vacation (and until when), and
+    the board's chats: their words on a player's page, only how many on the public
+    page (as ``history`` does). (A vacation changes the running boards only: their
+    deadlines wait, and their pages are told.)"""
     away = session.exec(select(Player, Vacation.until).join(Vacation, Vacation.player_id == Player.id).where(
-        Player.id.in_((board.seat0_id, board.seat1_id)), Vacation.ended_at.is_(None), Vacation.until > utcnow())).all()
+        Player.id.in_((board.seat0_id, board.seat1_id)), Vacation.ended_at.is_(None), Vacation.until > utcnow())
+    ).all() if board.status == "active" else []
     chats = session.exec(select(Chat, Player).join(Player, Player.id == Chat.player_id)
                          .where(Chat.board_id == board.id).order_by(Chat.id)).all()
     return {"away": [(player.display_name or player.userid, until) for player, until in away],

@@ -1,11 +1,13 @@
 """Server-sent events for open pages: ``GET /games/<n>/events`` and
 ``GET /play/<token>/events``.
 
-A stream first compares the move count the page knows (``?known=``, or the
-``Last-Event-ID`` of a reconnecting EventSource) with the database, so a
+A stream first compares the board version the page knows (``?known=``, or
+the ``Last-Event-ID`` of a reconnecting EventSource) with the database, so a
 page that was offline catches up at once; then it waits for the unit of
-work's events (``pbm.service.events``) and sends ``move`` with the new count
-(the page then fetches its new board part). It ends after STREAM_SECONDS, so
+work's events (``pbm.service.events``) and sends ``change`` with the board's
+new version (the page then fetches its new board part). The version rises
+with every change a page shows, not only with moves: a request between the
+players and its answer, a queued or submitted move, a chat, a vacation. It ends after STREAM_SECONDS, so
 a thread is never held long; the page reconnects.
 
 A play page registers its tab (``?tab=``; ``claim=1`` on its first
@@ -87,7 +89,7 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> R
     try:
         _listen_if_postgres()
         with reading(service().engine) as session:
-            count = board_or_404(session, board_id).move_count
+            version = board_or_404(session, board_id).version
     except BaseException:
         slots.release()
         raise
@@ -97,17 +99,17 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> R
     def generate():
         nonlocal known
         yield "retry: 1000\n\n"
-        if count != known:
-            known = count
-            yield _event("move", {"move": count}, count)
+        if version != known:
+            known = version
+            yield _event("change", {"version": version}, version)
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             change = events.wait(board_id, known, min(left, HEARTBEAT_SECONDS), seat, tab)
             if change is None:
                 yield ": still here\n\n"
-            elif change.kind == "move":
-                known = change.count
-                yield _event("move", {"move": known}, known)
+            elif change.kind == "change":
+                known = change.version
+                yield _event("change", {"version": known}, known)
             else:  # replaced by another tab, or told to check the database again
                 yield _event(change.kind, {})
                 return

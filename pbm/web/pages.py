@@ -48,9 +48,10 @@ def board_or_404(session, board_id: int) -> Board:
     return board
 
 
-def board_context(view: BoardView, seat: int | None = None, **page) -> dict:
-    """What the board templates need: the view, what ``seat`` may do (a play page),
-    and the page's own values in ``page`` (which win)."""
+def board_context(view: BoardView, seat: int | None = None, answerer: int | None = None, **page) -> dict:
+    """What the board templates need: the view, what ``seat`` may do (a play page;
+    ``answerer`` is the seat whose answer to a request the page sends, default
+    ``seat``), and the page's own values in ``page`` (which win)."""
     acting = boardpage.acting(view, seat)
     picture = boardpage.picture(view, interactive=acting)
     return {
@@ -63,7 +64,7 @@ def board_context(view: BoardView, seat: int | None = None, **page) -> dict:
         "picture": picture,
         "frame_size": boardpage.frame_size(picture),
         "targets": boardpage.targets(view, seat) if acting else None,
-        "buttons": boardpage.buttons(view, seat),
+        "buttons": boardpage.buttons(view, seat, answerer),
         "history": boardpage.history(view),
         "listed": boardpage.listed_moves(view, everything=request.args.get("moves") == "all"),
         "hint": _(boardpage.EXAMPLES.get(view.game.name, N_("a move"))),
@@ -113,7 +114,8 @@ def board_fragment(board_id: int):
     """The changing part of the board page, for the script to swap in after a move."""
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
-    return render_template("_live.html", **board_context(view))
+        notes = boardpage.away_and_chats(session, view.board, None)
+    return render_template("_live.html", **board_context(view, **notes))
 
 
 @bp.get("/games/<int:board_id>.txt")

@@ -20,6 +20,7 @@ from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
 from ..service import boards as service_boards
+from ..service.rooms import answering_seat
 from . import boardpage
 from .pages import board_context, latest_view, service, view_of
 
@@ -98,9 +99,10 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
         view = view_of(session, board)
         listed = my_boards(session, board, seat) if template == "board.html" else []
         successor = board.next_board_id and session.get(Board, board.next_board_id)
-        notes = boardpage.away_and_chats(session, board, seat) if template == "board.html" else {}
+        notes = boardpage.away_and_chats(session, board, seat)
+        answerer = answering_seat(session, board, seat)
     cell = request.args.get("cell", "").strip()[:12]
-    page = board_context(view, seat, token=token, csrf=csrf_token(token), error=error, notice=notice,
+    page = board_context(view, seat, answerer, token=token, csrf=csrf_token(token), error=error, notice=notice,
                          typed=typed or {}, my_boards=listed, cell=cell, choices=_orientations(view, seat, cell),
                          next_token=successor.token(seat) if successor else None, **notes)
     return render_template(template, **page), status

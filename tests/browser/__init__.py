@@ -104,6 +104,15 @@ class Site:
         assert result.status == "applied", (move, result)
         return result
 
+    def version(self, board: Board) -> int:
+        """The board's version now: what its live pages know it by (it rises with every
+        change a page shows)."""
+        from pbm.db import reading
+        from pbm.models import Board as BoardRow
+
+        with reading(self.service.engine) as session:
+            return session.get(BoardRow, board.id).version
+
     def moves(self, board: Board) -> list[str]:
         from pbm.boardview import load_records
         from pbm.db import reading

@@ -112,3 +112,32 @@ def status(driver) -> str:
 def explanation(driver) -> str:
     waiter(driver).until(lambda d: by_css(d, "[data-explain-text]").text.strip())
     return by_css(driver, "[data-explain-text]").text
+
+
+def start(driver, base: str, mode: str, game: str = "go", **fields) -> None:
+    """Fill in /new (``mode``: same-device, friend or computer; ``fields`` by name) and
+    start: the browser ends on the new board's play page."""
+    driver.get(f"{base}/new?game={game}")
+    click(driver, f'input[name="mode"][value="{mode}"]')
+    for name, value in fields.items():
+        if name == "side":
+            click(driver, f'input[name="side"][value="{value}"]')
+        else:
+            by_css(driver, f'[name="{name}"]').send_keys(value)
+    follow(driver, "[data-start]")
+
+
+def tap(driver, point: str, number: int) -> None:
+    """Place a stone by two taps (select, then confirm); wait for move ``number``."""
+    click(driver, f'[data-point="{point}"]')
+    click(driver, f'[data-point="{point}"]')
+    wait_for_move(driver, number)
+
+
+def act(driver, action: str, number: int) -> None:
+    """Press the button of a move that is not a point (resign asks once more); wait for
+    move ``number``."""
+    click(driver, f'[data-action="{action}"]')
+    if action == "resign":  # the button asks once more
+        click(driver, '[data-action="resign"]')
+    wait_for_move(driver, number)

@@ -298,36 +298,75 @@
   });
 
   /* ---- live: server-sent events, reconnecting, and taken over by another tab ---- */
-  function refresh(count) {
+  /* What the reader was doing in the live part, carried across a swap: the typed move
+     and comment, the focused control (and the caret in a text box), and, while the
+     position shown stays the same (a request, an answer or a chat changed the page),
+     the chosen point or chain, the offered orientations and the explanation. */
+  function focusKey(element) {
+    if (!element || !live.contains(element)) { return null; }
+    if (element.id) { return "#" + CSS.escape(element.id); }
+    if (element.matches("[data-board-frame]")) { return "[data-board-frame]"; }
+    var action = element.getAttribute("data-action");
+    return action ? '[data-action="' + CSS.escape(action) + '"]' : null;
+  }
+  function shownMove() { var svg = one("svg.board", live); return svg ? svg.getAttribute("data-move-number") : null; }
+  function keep() {
+    var form = one("[data-move-form]", live), active = document.activeElement, choices = one("[data-choices]", live);
+    var explained = one("[data-explain-text]", live);
+    return { typed: form ? { move: form.elements.move.value, comment: form.elements.comment.value } : null,
+             focus: focusKey(active),
+             caret: active && active.matches("input, textarea") ? [active.selectionStart, active.selectionEnd] : null,
+             position: shownMove(), selected: selected, chain: chain.slice(),
+             choices: choices ? choices.innerHTML : "", explained: explained ? explained.textContent : "" };
+  }
+  function restore(kept) {
+    var form = one("[data-move-form]", live);
+    if (form && kept.typed) { form.elements.move.value = kept.typed.move; form.elements.comment.value = kept.typed.comment; }
+    if (targets && kept.position === shownMove()) {
+      if (kept.selected && isTarget(kept.selected)) { selected = kept.selected; }
+      chain = kept.chain;
+      if (targets.mode === "path" && chain.length && !paths().length) { chain = []; }
+      var choices = one("[data-choices]", live);
+      if (choices && selected && targets.mode === "cell") { choices.innerHTML = kept.choices; }
+      say(kept.explained);
+      paint();
+    }
+    var focused = kept.focus && one(kept.focus, live);
+    if (focused) {
+      focused.focus({ preventScroll: true });
+      if (kept.caret && focused.setSelectionRange) { focused.setSelectionRange(kept.caret[0], kept.caret[1]); }
+    }
+  }
+
+  var refreshes = 0;  // a later refresh wins over an earlier one answered late
+  function refresh(version) {
     if (busy) { return; }
+    var mine = ++refreshes;
     var url = live.getAttribute("data-live") + window.location.search;
     fetch(url, { cache: "no-store" })
       .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.text(); })
       .then(function (html) {
-        var focused = frame && frame === document.activeElement;
-        var form = one("[data-move-form]", live);
-        var kept = form ? { move: form.elements.move.value, comment: form.elements.comment.value } : null;
+        if (mine !== refreshes || busy) { return; }
+        var kept = keep();
         live.innerHTML = html;
-        live.setAttribute("data-board-moves", String(count));
+        live.setAttribute("data-board-version", String(version));
         setup();
-        form = one("[data-move-form]", live);
-        if (form && kept) { form.elements.move.value = kept.move; form.elements.comment.value = kept.comment; }
-        if (focused && frame) { frame.focus({ preventScroll: true }); }
+        restore(kept);
       })
-      .catch(function () { window.setTimeout(function () { refresh(count); }, 1000); });
+      .catch(function () { if (mine === refreshes) { window.setTimeout(function () { refresh(version); }, 1000); } });
   }
 
   function connect() {
     if (replaced) { return; }
     window.clearTimeout(retryTimer);
-    var url = live.getAttribute("data-events") + "?known=" + live.getAttribute("data-board-moves") +
+    var url = live.getAttribute("data-events") + "?known=" + live.getAttribute("data-board-version") +
       "&tab=" + tab + (claimed ? "" : "&claim=1");
     claimed = true;
     stream = new EventSource(url);
     stream.addEventListener("open", function () { retryDelay = 500; });
-    stream.addEventListener("move", function (event) {
-      var count = JSON.parse(event.data).move;
-      if (String(count) !== live.getAttribute("data-board-moves")) { refresh(count); }
+    stream.addEventListener("change", function (event) {
+      var version = JSON.parse(event.data).version;
+      if (String(version) !== live.getAttribute("data-board-version")) { refresh(version); }
     });
     stream.addEventListener("again", reconnect);
     stream.addEventListener("resync", reconnect);
