@@ -414,6 +414,18 @@ def test_requests_queues_and_their_refusals_reach_a_german_player_in_german(play
     assert "101 go alice vs bob Zug 4 alice am Zug" in flat(last(BOB))
 
 
+def test_a_mail_too_large_to_read_is_refused_in_the_readers_language(players, outbox):
+    from pbm.mail.inbound import MAX_BODY_CHARS
+
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "help", "x" * (MAX_BODY_CHARS + 1))
+    said = " ".join(body(outbox.new()[-1]).split())
+    assert "Diese Mail ist zu groß zum Lesen: ihr Text ist länger als" in said
+    assert "Schicke den Befehl in einer kurzen, einfachen Mail." in said
+    players.send(BOB, "help", "x" * (MAX_BODY_CHARS + 1))
+    assert "This mail is too large to read: its text is over" in " ".join(body(outbox.new()[-1]).split())
+
+
 def test_plural_forms_follow_the_number(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     players.send(ALICE, "vacation alice alicepw 1")

@@ -33,6 +33,7 @@ from email.policy import Compat32
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 
+from ..i18n import LazyText, gettext, lazy_gettext, number
 
 MAX_HEADER_BYTES = 64 * 1024  # the header section; real mail with every relay's stamps is under 30 KiB
 MAX_MIME_BYTES = 128 * 1024  # of the body, given to the MIME parser
@@ -58,7 +59,7 @@ class InboundMail:
     body: str  # plain text, LF line endings, at most MAX_BODY_CHARS characters
     recipients: list[str] = field(default_factory=list)
     automatic: str | None = None  # why this is an auto-reply or bounce, if it is one
-    too_large: str | None = None  # the sentence to answer a mail too large to read with, else None
+    too_large: LazyText | None = None  # the sentence to answer a mail too large to read with, else None
 
     @property
     def is_reply_subject(self) -> bool:
@@ -168,13 +169,13 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     head, body = _split_head(raw)
     too_large = []
     if len(head) > MAX_HEADER_BYTES:
-        too_large.append(f"its header section is over {MAX_HEADER_BYTES // 1024} KiB")
+        too_large.append(lazy_gettext("its header section is over %(size)s KiB", size=MAX_HEADER_BYTES // 1024))
         head = head[:head.rfind(b"\n", 0, MAX_HEADER_BYTES) + 1] or head[:MAX_HEADER_BYTES]
     window = body[:MAX_MIME_BYTES]
     lowered = (head + window).lower()
     if lowered.count(b"multipart/") + lowered.count(b"message/") > MAX_CONTAINERS:
         # the MIME parser's time grows with depth times lines, and it recurses per level
-        too_large.append(f"it has over {MAX_CONTAINERS} nested parts")
+        too_large.append(lazy_gettext("it has over %(count)s nested parts", count=MAX_CONTAINERS))
         window = b""
     message = email.message_from_bytes(head + b"\n" + window, policy=_POLICY)
     sender = ""
@@ -192,7 +193,7 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     recipients = [_clean(r).lower() for r in (envelope_recipients or [])] + recipients
     subject, long_subject = _header(message, "Subject", MAX_COMMAND_LINE)
     if long_subject:
-        too_large.append(f"its subject is over {MAX_COMMAND_LINE:,} characters")
+        too_large.append(lazy_gettext("its subject is over %(count)s characters", count=number(MAX_COMMAND_LINE)))
     text = ""
     part = _text_part(message)
     if part is not None:
@@ -201,9 +202,9 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
             text = html_to_text(text)
         text = _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
     elif len(body) > MAX_MIME_BYTES:
-        too_large.append(f"its text is not within its first {MAX_MIME_BYTES // 1024} KiB")
+        too_large.append(lazy_gettext("its text is not within its first %(size)s KiB", size=number(MAX_MIME_BYTES // 1024)))
     if len(text) > MAX_BODY_CHARS:
-        too_large.append(f"its text is over {MAX_BODY_CHARS:,} characters")
+        too_large.append(lazy_gettext("its text is over %(count)s characters", count=number(MAX_BODY_CHARS)))
     message_id = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split())[:255]
     return InboundMail(
         message_id=message_id or synthetic_message_id(raw),
@@ -212,9 +213,14 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         body=text[:MAX_BODY_CHARS],
         recipients=recipients,
         automatic=automatic_reason(message, sender),
-        too_large=("This mail is too large to read: " + "; ".join(too_large)
-                   + ". Send the command in a short plain mail.") if too_large else None,
+        too_large=_too_large(too_large) if too_large else None,
     )
+
+
+def _too_large(reasons: list[LazyText]) -> LazyText:
+    """The answer to a mail too large to read, in its reader's language."""
+    return LazyText(lambda: gettext("This mail is too large to read: %(reasons)s. Send the command in a short "
+                                    "plain mail.", reasons="; ".join(str(reason) for reason in reasons)))
 
 
 def automatic_reason(message: Message, sender: str) -> str | None:
