@@ -221,6 +221,9 @@ def test_go_targets_buttons_and_scoring_marks(players, client, server):
     assert server.play_by_token(token(server, 0), "newround").status == "applied"
     asked = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
     assert "data-action" not in asked and "You asked for a new round" in asked
+    opponent = client.get(f"/play/{token(server, 1)}").get_data(as_text=True)
+    assert re.findall(r'data-action="(\w+)"', opponent) == ["newround"]
+    assert "alice asked for a new round; it starts when you ask too." in opponent
     assert server.play_by_token(token(server, 1), "newround").status == "applied"
     assert f'href="/play/{token(server, 0, board=102)}">board 102</a>' in client.get(
         f"/play/{token(server, 0)}").get_data(as_text=True)
