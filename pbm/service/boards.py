@@ -83,6 +83,7 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
 # Built once: a statement made per call costs more Python than its round trip.
 _BY_TOKEN = select(Board).where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token")))
 _BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update()
+_INSERT_ENTRY = insert(MoveRecord)
 
 
 def by_token(session: Session, token: str, *, lock: bool = True, move: str | None = None) -> tuple[Board | None, int]:
@@ -116,7 +117,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
     logged = bounded(comment)
     # A Core INSERT, at once: the log is append-only and read as plain rows, so the
     # entry never needs to be an ORM object (whose flush costs more than the write).
-    unit.session.connection().execute(insert(MoveRecord), {
+    unit.session.connection().execute(_INSERT_ENTRY, {
         "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
         "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)
