@@ -107,7 +107,7 @@ class Service:
                       now: datetime | None = None) -> Result:
         """A move from a player's private web page (the token is the credential)."""
         def work(unit: Unit) -> Result:
-            board, seat = boards.by_token(unit.session, token, move=move_text)
+            board, seat, players = boards.by_token(unit.session, token, move=move_text)  # players held for play
             if board is None:
                 return Result(Status.REJECTED, None, "This private link is not valid.")
             unit.board = board
@@ -118,7 +118,7 @@ class Service:
             return run(self.engine, self.settings, work, now=now)
         except PlayerError as error:
             with reading(self.engine) as session:
-                board, _ = boards.by_token(session, token, lock=False)
+                board, _seat, _players = boards.by_token(session, token, lock=False)
             return Result(Status.REJECTED, board.id if board else None, str(error))
 
     def send_reminders(self, now: datetime | None = None) -> int:
