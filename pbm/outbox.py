@@ -69,11 +69,14 @@ def outgoing(mail: Composed, board_id: int | None) -> Outgoing:
     return Outgoing(mail.message_id, board_id, mail.recipient, mail.subject, mail.raw)
 
 
+_QUEUE = insert(OutboxMail)  # built once, as the other hot statements
+
+
 def queue(session: Session, mails: list[Outgoing], now: datetime) -> None:
     """Add ``mails`` to the outbox inside the caller's transaction (one statement),
     claimed by this process for sending right after the commit (``deliver_after_commit``)."""
     if mails:
-        session.connection().execute(insert(OutboxMail), [
+        session.connection().execute(_QUEUE, [
             {"message_id": mail.message_id, "board_id": mail.board_id, "recipient": mail.recipient,
              "subject": mail.subject, "raw": mail.raw, "status": "sending", "attempts": mail.attempts,
              "claimed_until": now + CLAIM_LEASE, "claim": mail.claim, "next_attempt_at": now, "created_at": now}

@@ -239,3 +239,30 @@ def test_console_backend_prints_the_mail(capsys):
              make_mail("pbm@pbm.test", "Hello there"))
     out = capsys.readouterr().out
     assert "--- mail to alice@players.test ---" in out and "Subject: Hello there" in out
+
+
+def test_maildir_batch_writes_whole_files_into_new(tmp_path):
+    """Each mail of a batch becomes one file in new/ with local line endings, under a
+    name of its own; nothing stays in tmp/; the Maildir is made again when removed."""
+    import mailbox
+    import shutil
+
+    settings = load_settings({"mail_backend": "maildir", "maildir": str(tmp_path / "box")})
+    mails = [make_mail("pbm@pbm.test", f"Mail {n}", f"line one\nline {n}\n").replace(b"\n", b"\r\n")
+             for n in range(3)]  # as the outbox keeps them: CRLF
+    for _ in range(2):
+        with open_transport(settings) as transport:
+            for raw in mails:
+                transport.send("pbm@pbm.test", "alice@players.test", raw)
+        written = sorted((tmp_path / "box" / "new").iterdir())
+        assert len(written) == 3 and not list((tmp_path / "box" / "tmp").iterdir())
+        assert sorted(path.read_bytes() for path in written) == sorted(raw.replace(b"\r\n", b"\n") for raw in mails)
+        assert sorted(m["Subject"] for m in mailbox.Maildir(str(tmp_path / "box"))) == ["Mail 0", "Mail 1", "Mail 2"]
+        shutil.rmtree(tmp_path / "box")
+
+
+def test_maildir_that_cannot_be_written_is_a_delivery_error(tmp_path):
+    (tmp_path / "box").write_text("a file where the Maildir should be")
+    settings = load_settings({"mail_backend": "maildir", "maildir": str(tmp_path / "box")})
+    with open_transport(settings) as transport, pytest.raises(DeliveryError):
+        transport.send("pbm@pbm.test", "alice@players.test", make_mail("pbm@pbm.test", "Hello"))

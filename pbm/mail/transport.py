@@ -8,10 +8,13 @@ the next mail, and a lost connection is opened again once for the next one.
 
 from __future__ import annotations
 
-import mailbox
+import itertools
+import os
 import smtplib
+import socket
 import ssl
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Protocol
@@ -141,24 +144,67 @@ class SmtpTransport:
 
 
 class MaildirTransport:
+    """Writes each mail as a file of the Maildir at ``settings.maildir`` (LF line
+    endings): into ``tmp/``, flushed to disk, then renamed into ``new/``, so a reader
+    sees a whole mail or none. ``close`` flushes ``new/`` itself once for the batch,
+    so that when the batch is marked sent its mails' names are on disk too (if that
+    fails, nothing is marked and the sweep sends the batch again after its lease)."""
+
     round_trip = False
 
     def __init__(self, settings: Settings):
         self.path = Path(settings.maildir)
-        self._box: mailbox.Maildir | None = None
+        self._written = False
 
     def send(self, sender: str, recipient: str, raw: bytes) -> None:
         try:
-            if self._box is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._box = mailbox.Maildir(str(self.path), create=True)
-            # Maildir files hold local (LF) line endings; the outbox keeps SMTP's CRLF.
-            self._box.add(raw.replace(b"\r\n", b"\n"))
+            try:
+                self._write(raw)
+            except FileNotFoundError:  # the first mail of this process, or the Maildir was removed
+                for part in ("tmp", "new", "cur"):
+                    (self.path / part).mkdir(parents=True, exist_ok=True)
+                self._write(raw)
         except OSError as error:
             raise DeliveryError(_describe(error)) from error
 
+    def _write(self, raw: bytes) -> None:
+        name = _maildir_name()
+        temporary = self.path / "tmp" / name
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            # Maildir files hold local (LF) line endings; the outbox keeps SMTP's CRLF.
+            view = memoryview(raw.replace(b"\r\n", b"\n"))
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            temporary.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        os.rename(temporary, self.path / "new" / name)
+        self._written = True
+
     def close(self) -> None:
-        pass
+        if not self._written:
+            return
+        fd = os.open(self.path / "new", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+_names = itertools.count()
+
+
+def _maildir_name() -> str:
+    """A file name no other delivery uses: the time, this process, a counter, the host."""
+    now = time.time_ns()
+    return f"{now // 10**9}.M{now // 1000 % 10**6}P{os.getpid()}Q{next(_names)}.{_HOST}"
+
+
+_HOST = socket.gethostname().replace("/", r"\057").replace(":", r"\072")
 
 
 class ConsoleTransport:

@@ -28,6 +28,7 @@ from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
 log = logging.getLogger(__name__)
+_RECORD_MAIL = insert(InboundMessage)  # built once: it runs for every mail
 
 __all__ = ["Service", "Result", "Status", "PlayerError"]
 
@@ -89,7 +90,7 @@ class Service:
                 result = Result(Status.REJECTED if request.errors else Status.APPLIED, board_id, why)
             # Recorded as the work ends, in its transaction: a twin that ran at the same
             # time fails here on the unique Message-ID and rolls back whole (``duplicate``).
-            unit.session.connection().execute(insert(InboundMessage), {
+            unit.session.connection().execute(_RECORD_MAIL, {
                 "message_id": mail.message_id, "sender": mail.sender[:320], "subject": redact(mail.subject)[:500],
                 "status": result.status.value, "board_id": result.board, "error": why, "received_at": unit.now})
             return result
@@ -106,7 +107,7 @@ class Service:
                       now: datetime | None = None) -> Result:
         """A move from a player's private web page (the token is the credential)."""
         def work(unit: Unit) -> Result:
-            board, seat = boards.by_token(unit.session, token, move=move_text)
+            board, seat, players = boards.by_token(unit.session, token, move=move_text)  # players held for play
             if board is None:
                 return Result(Status.REJECTED, None, "This private link is not valid.")
             unit.board = board
@@ -117,7 +118,7 @@ class Service:
             return run(self.engine, self.settings, work, now=now)
         except PlayerError as error:
             with reading(self.engine) as session:
-                board, _ = boards.by_token(session, token, lock=False)
+                board, _seat, _players = boards.by_token(session, token, lock=False)
             return Result(Status.REJECTED, board.id if board else None, str(error))
 
     def send_reminders(self, now: datetime | None = None) -> int:

@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from sqlalchemy import bindparam, insert, or_
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
 from ..boardview import BoardView, lazy_sentence, load_players, load_records
@@ -80,23 +81,33 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
     return board
 
 
-# Built once: a statement made per call costs more Python than its round trip.
-_BY_TOKEN = select(Board).where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token")))
-_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update()
+# Built once: a statement made per call costs more Python than its round trip. The
+# board's players come in the same statement (every use of a token shows or mails
+# them); only the board row is locked.
+_SEAT0, _SEAT1 = aliased(Player), aliased(Player)
+_BY_TOKEN = (select(Board, _SEAT0, _SEAT1).join(_SEAT0, _SEAT0.id == Board.seat0_id)
+             .join(_SEAT1, _SEAT1.id == Board.seat1_id)
+             .where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token"))))
+_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update(of=Board)
+_INSERT_ENTRY = insert(MoveRecord)
 
 
-def by_token(session: Session, token: str, *, lock: bool = True, move: str | None = None) -> tuple[Board | None, int]:
-    """The board and seat of a private token sending ``move`` (None: the seat its page
-    acts for), or (None, 0); locked unless ``lock`` is False. On a board played on one
-    device, either token is the seat to act, and an answer to a request the seat it is
-    addressed to (``rooms.acting_seat``)."""
+def by_token(session: Session, token: str, *, lock: bool = True,
+             move: str | None = None) -> tuple[Board | None, int, tuple[Player, Player] | None]:
+    """The board, seat and players of a private token sending ``move`` (None: the
+    seat its page acts for), or (None, 0, None); the board locked unless ``lock`` is
+    False. On a board played on one device, either token is the seat to act, and an
+    answer to a request the seat it is addressed to (``rooms.acting_seat``). Keep the
+    players while the board is used: the session holds only what is referenced, and
+    ``load_players`` finds them there."""
     from .rooms import acting_seat  # rooms builds on this module
 
-    board = session.exec(_BY_TOKEN_LOCKED if lock else _BY_TOKEN, params={"token": token}).first()
-    if board is None:
-        return None, 0
+    row = session.exec(_BY_TOKEN_LOCKED if lock else _BY_TOKEN, params={"token": token}).first()
+    if row is None:
+        return None, 0, None
+    board, *players = row
     seat = 0 if board.token0 == token else 1
-    return board, acting_seat(session, board, seat, move)
+    return board, acting_seat(session, board, seat, move), (players[0], players[1])
 
 
 def bounded(comment: str) -> str:
@@ -116,7 +127,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
     logged = bounded(comment)
     # A Core INSERT, at once: the log is append-only and read as plain rows, so the
     # entry never needs to be an ORM object (whose flush costs more than the write).
-    unit.session.connection().execute(insert(MoveRecord), {
+    unit.session.connection().execute(_INSERT_ENTRY, {
         "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
         "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..boardview import load_players
 from ..commands import USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game
@@ -116,15 +115,13 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     if board_id == accounts.CONFIRM_BOARD:
         accounts.confirm(unit, token)
         return
-    board, seat = boards.by_token(unit.session, token)
+    board, seat, players = boards.by_token(unit.session, token)
     if board is None or board.id != board_id:
         raise PlayerError(lazy_gettext("The address you replied to does not belong to board %(board)s or any "
                                        "other board; reply to your latest board mail, or use the move command.",
                                        board=board_id), USAGE["move"])
     unit.board = board
-    players = load_players(unit.session, board)  # held: the session forgets unreferenced players,
-    # and the move that follows mails both
-    player = players[seat]
+    player = players[seat]  # the players are held: the move that follows mails both
     if not accounts.is_address_of(unit.session, player, unit.mail.sender):
         raise PlayerError(lazy_gettext("This reply address belongs to %(userid)s on board %(board)s; only "
                                        "%(userid)s's registered address may use it, and yours is %(sender)s.",

@@ -125,13 +125,13 @@ def subject_tail(view: BoardView) -> str:
     return "game over" if view.outcome else "either player"
 
 
-def footer(board: Board, seat: int | None) -> dict:
-    """What the footer of a mail to ``seat`` offers: a move (``acting``), the scoring
-    words (``scoring``: both players may act, as in Go's scoring)."""
+def footer(view: BoardView, seat: int | None) -> dict:
+    """What the footer of a mail to ``seat`` about ``view``'s board offers now: a move
+    (``acting``), the scoring words (``scoring``: both players may act, as in Go's scoring)."""
+    board, game = view.board, view.game
     if seat is None or board.status != "active":
         return {"acting": False, "scoring": False}
-    game = REGISTRY[board.game]
-    state = game.from_json(board.state)
+    state = view.state if view.is_latest else game.from_json(board.state)  # the board as it is, not as shown
     return {"acting": seat in game.actors(state), "scoring": game.to_move(state) is None}
 
 
@@ -140,7 +140,8 @@ def player_reply_to(unit: Unit, board: Board, seat: int) -> str:
 
 
 # Built once: a statement made per call costs more Python than its round trip.
-_SUBSCRIPTIONS = select(Subscription).where(
+_SUBSCRIPTIONS = select(Subscription.player_id, Subscription.board_id, Subscription.watching,
+                        Subscription.created_at).where(
     Subscription.game == bindparam("game"),
     or_(Subscription.board_id == bindparam("board"), Subscription.board_id.is_(None)))
 
@@ -148,7 +149,8 @@ _SUBSCRIPTIONS = select(Subscription).where(
 def watchers(session: Session, board: Board) -> list[Player]:
     """The players watching ``board`` (not its own players), by userid: subscribed to
     it, or to every board of its game since before it began and not left out of it."""
-    rows = session.exec(_SUBSCRIPTIONS, params={"game": board.game, "board": board.id}).all()
+    session.flush()  # plain rows on the connection (see ``load_records``): pending subscriptions first
+    rows = session.connection().execute(_SUBSCRIPTIONS, {"game": board.game, "board": board.id}).all()
     chosen = {r.player_id: r.watching for r in rows if r.board_id is not None}
     ids = {r.player_id for r in rows if r.board_id is None and r.created_at <= board.created_at}
     ids = {i for i in ids if chosen.get(i, True)} | {i for i, watching in chosen.items() if watching}
@@ -191,11 +193,11 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              attachments=record, language=player.language, view=view, tail=subject_tail(view), seat=seat,
              player=player,
              occasion="invited" if player.id in invited else occasion,
-             forced=forced, rated=rated, notes=notes, **said, **footer(board, seat), **context)
+             forced=forced, rated=rated, notes=notes, **said, **footer(view, seat), **context)
     for watcher in watching:
         send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, language=watcher.language,
              view=view, tail=subject_tail(view), seat=None, player=watcher, occasion=occasion,
-             forced=forced, rated=rated, notes=notes, **said, **footer(board, None), **context)
+             forced=forced, rated=rated, notes=notes, **said, **footer(view, None), **context)
 
 
 def errors_mail(unit: Unit, refused: list[tuple]) -> None:

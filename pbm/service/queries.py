@@ -50,7 +50,7 @@ def show(unit: Unit, command: Command, comment: str) -> None:
     seat = letters.seat_of_sender(unit, board)
     letters.send(unit, unit.mail.sender, "show", board=board,
                  reply_to=letters.player_reply_to(unit, board, seat) if seat is not None else None,
-                 view=view, tail=letters.subject_tail(view), seat=seat, **letters.footer(board, seat),
+                 view=view, tail=letters.subject_tail(view), seat=seat, **letters.footer(view, seat),
                  watchers=len(letters.watchers(unit.session, board)))
 
 

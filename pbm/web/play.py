@@ -45,7 +45,7 @@ def same_origin() -> bool:
 
 
 def seat_or_404(session, token: str) -> tuple[Board, int]:
-    board, seat = service_boards.by_token(session, token, lock=False)
+    board, seat, _players = service_boards.by_token(session, token, lock=False)
     if board is None:
         abort(404, _("This private link is not valid."))
     return board, seat

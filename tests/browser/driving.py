@@ -78,13 +78,23 @@ def left_document(element) -> bool:
 
 def click(driver, selector):
     """Click the element; a click that starts loading another page may be reported by
-    chromedriver as the node having left the document: the click was made."""
-    from selenium.common.exceptions import WebDriverException
-    try:
-        by_css(driver, selector).click()
-    except WebDriverException as error:
-        if LEFT not in str(error):
+    chromedriver as the node having left the document: the click was made. An element
+    a live update replaced between finding and clicking it was not clicked: the new
+    one is found and clicked."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def clicked(d) -> bool:
+        try:
+            by_css(d, selector).click()
+        except WebDriverException as error:
+            if LEFT in str(error):
+                return True
+            if isinstance(error, StaleElementReferenceException):
+                return False
             raise
+        return True
+
+    waiter(driver).until(clicked)
 
 
 def keys(driver, *sequence):
