@@ -125,6 +125,16 @@ def test_smtpd_alone_takes_mail_like_ingest(env, tmp_path):
         process.communicate(timeout=30)
 
 
+def open_a_board(base: str) -> None:
+    """alice and bob sign up and alice challenges bob (board 101), through the webhook of
+    the server at ``base``."""
+    for raw in (make_mail("alice@players.test", "signup alice alicepw"),
+                make_mail("bob@players.test", "signup bob bobpw"),
+                make_mail("alice@players.test", "greatkingdom challenge alice bob")):
+        request = urllib.request.Request(base + "/inbound/email", data=raw, headers={"Content-Type": "message/rfc822"})
+        urllib.request.urlopen(request, timeout=30).read()
+
+
 def test_serve_links_to_its_own_port_refuses_a_busy_port_and_stops_quietly(env, tmp_path):
     assert pbm("db", "upgrade", env=env).returncode == 0
     env = {k: v for k, v in env.items() if k != "PBM_BASE_URL"}
@@ -134,12 +144,7 @@ def test_serve_links_to_its_own_port_refuses_a_busy_port_and_stops_quietly(env, 
     try:
         base = f"http://127.0.0.1:{port}"
         wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=2), "pbm serve to start")
-        for raw in (make_mail("alice@players.test", "signup alice alicepw"),
-                    make_mail("bob@players.test", "signup bob bobpw"),
-                    make_mail("alice@players.test", "greatkingdom challenge alice bob")):
-            request = urllib.request.Request(base + "/inbound/email", data=raw,
-                                             headers={"Content-Type": "message/rfc822"})
-            urllib.request.urlopen(request, timeout=30).read()
+        open_a_board(base)
         box = Outbox(str(tmp_path / "instance" / "outbox"))
         board_mail = wait_until(lambda: next((m for m in box.all() if m["Subject"] == "Great Kingdom Board 101 alice"),
                                              None), "the board mail (delivered after the answer)")
@@ -248,12 +253,7 @@ def test_serve_links_to_the_base_url_of_a_settings_file(env, tmp_path):
     try:
         base = f"http://127.0.0.1:{port}"
         wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=2), "pbm serve to start")
-        for raw in (make_mail("alice@players.test", "signup alice alicepw"),
-                    make_mail("bob@players.test", "signup bob bobpw"),
-                    make_mail("alice@players.test", "greatkingdom challenge alice bob")):
-            request = urllib.request.Request(base + "/inbound/email", data=raw,
-                                             headers={"Content-Type": "message/rfc822"})
-            urllib.request.urlopen(request, timeout=30).read()
+        open_a_board(base)
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
