@@ -45,6 +45,8 @@ SWEEP_BATCH = 500
 # How long a process that is exiting (``pbm ingest``, ``pbm sweep``) waits for its
 # background deliveries; what is still unsent then goes with the sweep after the lease.
 EXIT_WAIT_SECONDS = 20.0
+LOCAL_BACKENDS = ("maildir", "console")  # their mail is delivered before the answer returns
+LOCAL_WAIT_SECONDS = 30.0  # longest an answer waits for a local delivery (a stuck disk: the sweep retries)
 
 
 @dataclass
@@ -221,21 +223,27 @@ class _Courier:
         self._changed = threading.Condition()
         self._waiting: list[tuple[Engine, Settings, list[Outgoing]]] = []
         self._sending = False
+        self._handed = 0  # tickets given out, one per hand-over, in order
+        self._done = 0  # every hand-over up to this ticket has been sent (or its failure recorded)
         self._thread: threading.Thread | None = None
 
-    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
+    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> int:
+        """Queue ``rows`` for the thread; returns the ticket ``wait_for`` takes."""
         with self._changed:
+            self._handed += 1
             self._waiting.append((engine, settings, rows))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="pbm-outbox", daemon=True)
                 self._thread.start()
             self._changed.notify_all()
+            return self._handed
 
     def _run(self) -> None:
         while True:
             with self._changed:
                 self._changed.wait_for(lambda: self._waiting)
                 waiting, self._waiting = self._waiting, []
+                last = self._handed  # the hand-overs taken are every one up to here
                 self._sending = True
             try:
                 batches: dict[tuple[Engine, Settings], list[Outgoing]] = {}
@@ -246,7 +254,13 @@ class _Courier:
             finally:
                 with self._changed:
                     self._sending = False
+                    self._done = last
                     self._changed.notify_all()
+
+    def wait_for(self, ticket: int, timeout: float) -> bool:
+        """Wait until the hand-over ``ticket`` has been sent, at most ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._done >= ticket, timeout)
 
     def wait(self, timeout: float) -> bool:
         """Wait until nothing handed over is waiting or being sent, at most ``timeout``
@@ -262,11 +276,17 @@ os.register_at_fork(after_in_child=lambda: globals().update(_courier=_Courier())
 
 def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     """Hand the mails a transaction just committed (``queue`` claimed them) to this
-    process's delivery thread and return at once: the outbox rows are the promise,
-    so the answer to the inbound mail never waits for a relay or a disk. A process
-    that exits waits up to ``EXIT_WAIT_SECONDS`` for them (``wait_for_deliveries``)."""
+    process's delivery thread. With a local transport (``maildir``, ``console``) wait
+    until they are delivered, as the interface promises (the mail is there by the time
+    the answer returns); the thread sends what several commits handed it as one batch,
+    so concurrent moves share the delivery's work. With ``smtp`` return at once: a slow
+    or absent relay never delays the answer, and the outbox rows are the promise. A
+    process that exits waits up to ``EXIT_WAIT_SECONDS`` for them (``wait_for_deliveries``)."""
     if rows:
-        _courier.hand(engine, settings, rows)
+        ticket = _courier.hand(engine, settings, rows)
+        if settings.mail_backend in LOCAL_BACKENDS and not _courier.wait_for(ticket, LOCAL_WAIT_SECONDS):
+            log.warning("a local delivery took over %s s; the answer goes first, the mails follow",
+                        LOCAL_WAIT_SECONDS)
 
 
 def _send_committed(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:

@@ -25,6 +25,10 @@ class InboundHandler:
             raw = raw.encode("utf-8", "surrogateescape")
         if len(raw) > self.server.settings.max_message_bytes:
             return ANSWERS[Status.TOO_LARGE].smtp
+        # As a final delivery does (RFC 5321 4.4): the envelope sender becomes Return-Path,
+        # so a bounce (MAIL FROM:<>) is recognised and never answered.
+        sender = "".join(ch for ch in (envelope.mail_from or "") if ch.isprintable() and ch not in "<>")
+        raw = f"Return-Path: <{sender}>\r\n".encode("utf-8", "surrogateescape") + raw
         loop = asyncio.get_running_loop()  # database work must not block the SMTP loop
         result = await loop.run_in_executor(None, self.server.handle_raw, raw, list(envelope.rcpt_tos))
         log.info("inbound mail from %s: %s", envelope.mail_from, result.status.value)

@@ -3,6 +3,7 @@ outbox retries up to the attempt limit, one mail's failure never stopping the
 others, and no mail for work that rolled back."""
 
 import logging
+import mailbox
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -17,7 +18,7 @@ from pbm.mail.outbound import compose
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, utcnow
 from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue, wait_for_deliveries
 
-from .conftest import free_port, make_mail
+from .conftest import free_port, make_mail, wait_until
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
 
@@ -135,14 +136,16 @@ def test_mails_of_concurrent_units_are_all_delivered_and_marked_sent(server, out
 @pytest.fixture
 def held_maildir(monkeypatch):
     """The Maildir transport held at its first mail until the test sets the event it
-    returns; records how many mails each transaction marking mails sent covered."""
+    returns (``entered`` is set once a delivery is held); records how many mails each
+    transaction marking mails sent covered."""
     from pbm import outbox as outbox_module
     from pbm.mail.transport import MaildirTransport
 
-    release, marked = threading.Event(), []
+    release, entered, marked = threading.Event(), threading.Event(), []
     add, record = MaildirTransport.send, outbox_module._record
 
     def held_send(self, sender, recipient, raw):
+        entered.set()
         assert release.wait(60), "the test never released the delivery"
         add(self, sender, recipient, raw)
 
@@ -152,35 +155,54 @@ def held_maildir(monkeypatch):
 
     monkeypatch.setattr(MaildirTransport, "send", held_send)
     monkeypatch.setattr(outbox_module, "_record", counted_record)
-    release.marked = marked
+    release.marked, release.entered = marked, entered
     yield release
     release.set()
     assert wait_for_deliveries(60)
 
 
-def test_the_answer_does_not_wait_for_the_delivery(server, outbox, board, held_maildir):
-    delivered = set(Path(outbox.path, "new").iterdir())
-    result = server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4"))
-    assert result.status == "applied"  # answered while the Maildir still holds the first mail
-    assert not wait_for_deliveries(timeout=0.2)
-    assert set(Path(outbox.path, "new").iterdir()) == delivered
+def answer_in_thread(server, raw) -> tuple[threading.Thread, list]:
+    """``server.handle_raw(raw)`` in a thread of its own; its result lands in the list."""
+    results: list = []
+    thread = threading.Thread(target=lambda: results.append(server.handle_raw(raw)))
+    thread.start()
+    return thread, results
+
+
+def test_with_the_maildir_the_answer_comes_once_its_mails_are_delivered(server, outbox, board, held_maildir):
+    """The interface: with the maildir (and console) backend the mail is delivered by
+    the time the answer returns; meanwhile the rows are committed and claimed."""
+    before = set(mailbox.Maildir(outbox.path, create=False).keys())
+    thread, results = answer_in_thread(server, make_mail(ALICE, "greatkingdom move 101 alice alicepw D4"))
+    assert held_maildir.entered.wait(30)
+    thread.join(0.2)
+    assert thread.is_alive() and results == []  # no answer while the Maildir holds the mail
     with reading(server.engine) as s:
         rows = s.exec(select(OutboxMail).where(OutboxMail.board_id == 101, OutboxMail.status != "sent")).all()
     assert [row.status for row in rows] == ["sending", "sending"]  # committed, claimed by this process
     held_maildir.set()
-    assert sorted(m["To"].addresses[0].addr_spec for m in outbox.new()) == [ALICE, BOB]
+    thread.join(30)
+    assert results[0].status == "applied"
+    box = mailbox.Maildir(outbox.path, create=False)  # read as the answer came, with no waiting
+    assert sorted(box[key]["To"] for key in set(box.keys()) - before) == [ALICE, BOB]
     with reading(server.engine) as s:
         assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
 
 
 def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board, held_maildir):
     """While the delivery thread is busy, the mails of further commits wait and then
-    go as one batch, marked sent in one transaction."""
-    assert server.handle_raw(make_mail(BOB, "greatkingdom show 101")).status == "applied"
-    assert not wait_for_deliveries(timeout=0.2)  # the first answer is being delivered
-    for number in range(5):
-        assert server.handle_raw(make_mail(BOB, "greatkingdom show 101")).status == "applied"
+    go as one batch, marked sent in one transaction; each answer comes once its own
+    mails are delivered."""
+    from pbm import outbox as outbox_module
+
+    first = answer_in_thread(server, make_mail(BOB, "greatkingdom show 101"))
+    assert held_maildir.entered.wait(30)  # the first answer is being delivered
+    others = [answer_in_thread(server, make_mail(BOB, "greatkingdom show 101")) for _ in range(5)]
+    wait_until(lambda: len(outbox_module._courier._waiting) == 5, "the five commits to hand their mails over")
     held_maildir.set()
+    for thread, results in (first, *others):
+        thread.join(30)
+        assert results[0].status == "applied"
     assert len(outbox.new()) == 6
     assert held_maildir.marked == [1, 5]
 

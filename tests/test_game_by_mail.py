@@ -140,3 +140,23 @@ def test_two_passes_count_territory_with_the_plus_three_rule(channel, outbox, ex
     text = " ".join(body(final).split())  # long status lines are wrapped at 78
     assert f"{winner}: territory after two passes (Blue needs 3 more). {score}" in text
     assert " ".join(board_rows(final)[1].split()) == top_row
+
+
+def test_a_bounce_over_smtp_is_recorded_and_never_answered(server, outbox):
+    """MAIL FROM:<> is a bounce whatever its From header says (the listener writes the
+    envelope sender as Return-Path, as a final delivery does)."""
+    from sqlmodel import select
+
+    from pbm.db import reading
+    from pbm.models import InboundMessage
+
+    channel = Channel("smtp", server, None)
+    try:
+        channel.send(make_mail(ALICE, "help", message_id="<bounce-1@players.test>"), "", "pbm@pbm.test")
+        channel.send(make_mail(ALICE, "help", message_id="<asked-1@players.test>"), ALICE, "pbm@pbm.test")
+    finally:
+        channel.close()
+    assert [m["Subject"] for m in outbox.to(ALICE)] == ["pbm help"]  # the second mail's answer only
+    with reading(server.engine) as session:
+        bounce = session.exec(select(InboundMessage).where(InboundMessage.message_id == "<bounce-1@players.test>")).one()
+    assert (bounce.status, bounce.error) == ("ignored", "empty return path")
