@@ -253,9 +253,9 @@ def test_a_queued_move_is_played_when_the_turn_comes(players, outbox, server):
     assert players.send(ALICE, "greatkingdom queue 101 alice alicepw C3").status == "applied"
     queued = outbox.new()[-1]
     assert queued["Subject"] == "Great Kingdom Board 101 queued"
-    assert "Queued on board 101: C3." in text(queued)
+    assert "Queued on board 101: C3. It is played the moment it is your turn, after bob has moved." in text(queued)
     assert players.send(ALICE, "greatkingdom queue 101 alice alicepw G4").status == "applied"
-    assert "It replaces the move you queued before (C3)." in text(outbox.new()[-1])
+    assert "It replaces the move you queued before (C3). It is played" in text(outbox.new()[-1])
     assert outbox.to(BOB)[-1]["Subject"] == "Great Kingdom Board 101 bob"  # bob is told nothing
     assert board_of(server).move_count == 1
     reply(players, outbox, BOB, "F6")
