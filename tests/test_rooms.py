@@ -418,6 +418,12 @@ def test_unknown_game_page_and_cross_site_posts(client):
     assert client.get("/new?game=chess").status_code == 404
     cross = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={"Origin": "https://evil.test"})
     assert cross.status_code == 403
+    # A sandboxed frame of any site posts with "Origin: null": only a key the form page made lets it pass.
+    framed = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={"Origin": "null"})
+    assert framed.status_code == 403
+    key = re.search(r'name="form_key" value="([^"]+)"', page(client.get("/new"))).group(1)
+    own = client.post("/new", data={"game": "go", "mode": "same-device", "form_key": key}, headers={"Origin": "null"})
+    assert own.status_code == 303
 
 
 def test_new_and_join_pages_carry_no_inline_script(app, client):
@@ -453,6 +459,8 @@ def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
     app = create_app({**overrides, "new_games_per_hour": 2})
     client, other = app.test_client(), app.test_client()
     start(client)
+    for _ in range(3):  # a form refused for its contents counts for nothing
+        assert client.post("/new", data={"game": "go", "mode": "nonsense"}).status_code == 400
     start(client, mode="friend")
     refused = client.post("/new", data={"game": "go", "mode": "same-device"})
     assert refused.status_code == 429

@@ -18,6 +18,7 @@ import re
 
 from flask import Blueprint, abort, current_app, make_response, redirect, render_template, request, url_for
 
+from itsdangerous import BadData, URLSafeTimedSerializer
 from limits import RateLimitItemPerHour
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
@@ -35,7 +36,8 @@ bp = Blueprint("rooms", __name__)
 
 COOKIE = "pbm_seat"
 COOKIE_DAYS = 180  # a browser keeps its seat's key this long
-FIELDS = ("game", "mode", "side", "name", "guest_name", "email")  # every other field is a game option
+FIELDS = ("game", "mode", "side", "name", "guest_name", "email", "form_key")  # every other field is a game option
+FORM_KEY_SECONDS = 24 * 3600  # a new game form older than this is opened again
 OPTION_FIELD = re.compile(r"[a-z_]{1,20}")
 # User agents that fetch a shared link to show a preview card: they must not take the seat.
 PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
@@ -63,7 +65,7 @@ def _form_page(game_name: str, typed: dict, error: str | None = None, status: in
     return render_template("new.html", games=_games(), game=game, options=options, typed=typed, error=error,
                            side_names=[_(side) for side in game.sides], option_words=OPTION_WORDS,
                            refusal=rooms.computer_refusal(game.name, settings), fixed=rooms.FIXED_OPTIONS.get(
-                               game.name, {}), expire_days=int(rooms.EXPIRE_DAYS)), status
+                               game.name, {}), expire_days=int(rooms.EXPIRE_DAYS), form_key=form_key()), status
 
 
 @bp.get("/new")
@@ -78,9 +80,9 @@ def new_form():
 
 @bp.post("/new")
 def new_game():
-    if not same_origin():
+    if not same_origin() or request.headers.get("Origin") == "null" and not _form_key_valid():
         abort(403, _("This form was not sent from this site's new game page; open /new and try again."))
-    _count_new_game()
+    _refuse_past_the_quota()
     form = request.form
     typed = {key: value[:200] for key, value in form.items()}
     name = form.get("game", "").strip().lower()
@@ -95,21 +97,47 @@ def new_game():
                               guest_name=form.get("guest_name"), address=form.get("email"))
     except PlayerError as error:
         return _form_page(shown, typed, str(error), 400)
+    _count_new_game()
     response = redirect(url_for("play.play", token=started.token), code=303)
     if started.host_key:
         _keep(response, started.invite, started.host_key)
     return response
 
 
-def _count_new_game() -> None:
+def _new_games_window() -> tuple[MovingWindowRateLimiter, RateLimitItemPerHour]:
     """One client address starts at most ``new_games_per_hour`` games an hour (each
-    makes a room, a board and two seats). Counted per process, in memory: behind a
-    proxy, the proxy must pass the client's address (see README)."""
-    settings = service().settings
+    makes a room, a board and two seats); a refused form counts for nothing. Counted
+    per process, in memory: behind a proxy, the proxy must pass the client's address
+    (see README)."""
     window = current_app.extensions.setdefault("pbm_new_games", MovingWindowRateLimiter(MemoryStorage()))
-    if not window.hit(RateLimitItemPerHour(settings.new_games_per_hour), "new", request.remote_addr or "?"):
+    return window, RateLimitItemPerHour(service().settings.new_games_per_hour)
+
+
+def _refuse_past_the_quota() -> None:
+    window, limit = _new_games_window()
+    if not window.test(limit, "new", request.remote_addr or "?"):
         abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
-                     "resume one of them, or try again later.", count=settings.new_games_per_hour))
+                     "resume one of them, or try again later.", count=limit.amount))
+
+
+def _count_new_game() -> None:
+    window, limit = _new_games_window()
+    window.hit(limit, "new", request.remote_addr or "?")
+
+
+def form_key() -> str:
+    """The new game form's key: a form sent with ``Origin: null`` (a page under
+    ``no-referrer``, or a sandboxed frame of any site) must carry one this site made."""
+    return URLSafeTimedSerializer(current_app.secret_key, salt="pbm-new-game").dumps("new")
+
+
+def _form_key_valid() -> bool:
+    try:
+        URLSafeTimedSerializer(current_app.secret_key, salt="pbm-new-game").loads(
+            request.form.get("form_key", ""), max_age=FORM_KEY_SECONDS)
+    except BadData:
+        return False
+    return True
 
 
 def _keep(response, invite: str, key: str) -> None:
