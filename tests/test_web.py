@@ -399,6 +399,16 @@ def test_webhook_takes_the_raw_message_in_a_form_field_and_big_bodies(client, pl
     assert response.json["status"] == "rejected" and "too large to read" in response.json["error"]
 
 
+def test_webhook_takes_the_raw_message_as_an_uploaded_file(client, players, outbox):
+    import io
+
+    raw = make_mail(ALICE, "help")
+    response = client.post("/inbound/email", data={"email": (io.BytesIO(raw), "mail.eml")},
+                           content_type="multipart/form-data")
+    assert response.status_code == 200 and response.json["status"] == "applied"
+    assert outbox.new()[-1]["Subject"] == "pbm help"
+
+
 def test_webhook_refuses_more_than_ten_megabytes(client, players):
     raw = make_mail(ALICE, "help", "y" * (10 * 1024 * 1024 + 10))
     response = client.post("/inbound/email", data=raw, content_type="message/rfc822")

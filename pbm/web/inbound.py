@@ -113,6 +113,8 @@ def inbound_email():
             token = _check_mailgun(settings, form, server)
         if "email" in form or "body-mime" in form:  # either may be empty: then no message (400 below)
             raw = (form.get("email") or form.get("body-mime") or "").encode("utf-8", "surrogateescape")
+        elif "email" in request.files:  # the raw mail sent as a file (curl -F email=@mail.eml)
+            raw = request.files["email"].read(limit + 1)
         elif "body-plain" in form or "sender" in form:
             raw = _mailgun_message(form)
         else:
