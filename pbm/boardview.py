@@ -105,10 +105,16 @@ def load_records(session: Session, board: Board) -> list:
     return session.connection().execute(_RECORDS, {"board": board.id}).all()
 
 
+def player_name(player: Player) -> str:
+    """How a player is named to others: the userid, or a browser seat's chosen name
+    (its userid, ``guest-...``, is an internal key)."""
+    return player.display_name or player.userid
+
+
 def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):
     """The game's record file (filename, mime type, bytes), for games that have one (Go: SGF)."""
     log = [(e.seat, "move" if e.kind in MOVES else e.kind, e.text) for _, e in in_force(log_entries(records))]
-    return game.game_record(board.options, log, (players[0].userid, players[1].userid),
+    return game.game_record(board.options, log, (player_name(players[0]), player_name(players[1])),
                             Outcome.from_json(board.outcome), board.created_at.strftime("%Y-%m-%d"))
 
 
@@ -146,8 +152,8 @@ class BoardView:
         return self.at_move == self.board.move_count
 
     def name(self, seat: int) -> str:
-        """How the seat is named: its userid, or a browser seat's chosen name."""
-        return self.players[seat].display_name or self.players[seat].userid
+        """How the seat is named (``player_name``)."""
+        return player_name(self.players[seat])
 
     def side(self, seat: int) -> str:
         return f"{self.name(seat)} ({side_name(self.game, seat)})"

@@ -470,3 +470,18 @@ def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
     other.environ_base["REMOTE_ADDR"] = "192.0.2.7"
     start(other)  # another address is not held back
     app.extensions["pbm"].engine.dispose()
+
+
+def test_browser_seats_go_by_their_chosen_names_in_lists_records_and_refusals(client, server, players, outbox):
+    """A guest seat's userid (guest-...) is an internal key: what others read is the name."""
+    play = start(client, mode="friend", name="Ada", guest_name="Grace")
+    board = board_of(server, play)
+    guests = players_of(server, board)
+    players.send("alice@players.test", "go list")
+    listed = body(outbox.new()[-1])
+    assert f"{board.id}  go" in listed and "Ada vs Grace" in " ".join(listed.split())
+    assert all(guest.userid not in listed for guest in guests)
+    sgf = client.get(f"/games/{board.id}.sgf").get_data(as_text=True)
+    assert "PB[Ada]" in sgf and "PW[Grace]" in sgf
+    assert server.play_by_token(board.token1, "E5").error == (
+        f"It is not your turn on board {board.id}: it is Ada's turn (Black).")

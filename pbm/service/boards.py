@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from ..boardview import BoardView, lazy_sentence, load_players, load_records
+from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
 from ..commands import USAGE, CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
@@ -187,7 +187,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if seat not in game.actors(state):
         turn = game.to_move(state)
         raise PlayerError(lazy_gettext("It is not your turn on board %(board)s: it is %(name)s's turn (%(side)s).",
-                                       board=board.id, name=players[turn].userid,
+                                       board=board.id, name=player_name(players[turn]),
                                        side=lazy_gettext(game.sides[turn])))
     try:
         move = game.parse_move(text, state)

@@ -7,7 +7,7 @@ from functools import partial
 from sqlalchemy import or_
 from sqlmodel import select
 
-from ..boardview import BoardView, lazy_sentence, load_players, load_records
+from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
 from ..commands import USAGE, Command
 from ..games import MoveError, get_game
 from ..i18n import LazyText, gettext, lazy_gettext
@@ -114,7 +114,7 @@ def games(unit: Unit, command: Command, comment: str) -> None:
     if which == "next":  # to move, or one of both who may act (Go's scoring)
         boards = [b for b in boards if b.to_move is not None and b.player_id(b.to_move) == player.id
                   or b.to_move is None and player.id in (b.seat0_id, b.seat1_id)]
-    names = {p.id: p.userid for p in s.exec(select(Player).where(Player.id.in_(
+    names = {p.id: player_name(p) for p in s.exec(select(Player).where(Player.id.in_(
         {b.seat0_id for b in boards} | {b.seat1_id for b in boards}))).all()} if boards else {}
     rows = [(b.id, b.game, names[b.seat0_id], names[b.seat1_id], b.move_count,
              names[b.player_id(b.to_move)] if b.to_move is not None else None, b.status) for b in boards]
