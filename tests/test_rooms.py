@@ -485,3 +485,8 @@ def test_browser_seats_go_by_their_chosen_names_in_lists_records_and_refusals(cl
     assert "PB[Ada]" in sgf and "PW[Grace]" in sgf
     assert server.play_by_token(board.token1, "E5").error == (
         f"It is not your turn on board {board.id}: it is Ada's turn (Black).")
+
+
+def test_no_account_takes_a_userid_of_the_browser_seats_kind(players):
+    result = players.send("carol@players.test", "signup guest-abc secret")
+    assert result.status == "rejected" and result.error == "The userid guest-abc is taken; choose another."

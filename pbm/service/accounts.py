@@ -26,6 +26,8 @@ CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
 CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
 MAX_ADDED = 5  # addresses an account may have besides its primary one
 
+GUEST_PREFIX = "guest-"  # the userids of browser seats (pbm.service.rooms): no account may take one
+
 
 def normalise_address(address: str) -> str:
     """The canonical form of an address; PlayerError when it is not usable."""
@@ -118,7 +120,7 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if not USERID.match(userid):
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
                                        "'_', starting with a letter.", userid=userid), USAGE["signup"])
-    if by_userid(unit.session, userid) or userid == computer.USERID:
+    if by_userid(unit.session, userid) or userid == computer.USERID or userid.startswith(GUEST_PREFIX):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
     _check_new_password(command.password, USAGE["signup"])

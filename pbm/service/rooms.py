@@ -41,7 +41,7 @@ from ..games import REGISTRY, OptionError, get_game
 from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
-from .accounts import normalise_address
+from .accounts import GUEST_PREFIX, normalise_address
 from .requests import ANSWERS
 from .errors import PlayerError
 from .unit import Unit, run
@@ -185,7 +185,7 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
 def _anonymous(unit: Unit, display_name: str) -> Player:
     """A new seat without address or password, under a fresh userid."""
     while True:
-        userid = "guest-" + boards.new_token()[:10]
+        userid = GUEST_PREFIX + boards.new_token()[:10]
         if unit.session.exec(select(Player.id).where(Player.userid == userid)).first() is None:
             break
     player = Player(userid=userid, email=None, display_name=display_name, created_at=unit.now)
