@@ -31,6 +31,25 @@ def test_guessing_one_account_is_locked_even_for_the_right_password(players):
     assert players.send(BOB, "greatkingdom show 101").status == "applied"  # others are not locked out
 
 
+def test_the_lock_says_when_it_opens_and_opens_then(players):
+    """Locked by the tenth wrong guess within 15 minutes, an account opens again as the
+    oldest of them leaves the window, and the refusal names that time."""
+    from datetime import datetime, timedelta, timezone
+
+    from .conftest import make_mail
+
+    start = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+    send = lambda sender, subject, at: players.server.handle_raw(make_mail(sender, subject), now=at)
+    send(ALICE, "greatkingdom challenge alice bob", start)
+    for guess in range(MAX_PER_ACCOUNT):  # one a minute, 10:00 to 10:09
+        send(f"guesser{guess}@evil.test", f"greatkingdom move 101 alice guess{guess} D4",
+             start + timedelta(minutes=guess))
+    locked = send(ALICE, "greatkingdom move 101 alice alicepw D4", start + timedelta(minutes=12))
+    assert "passwords for alice are refused until 10:15 UTC." in locked.error
+    opened = send(ALICE, "greatkingdom move 101 alice alicepw D4", start + timedelta(minutes=15, seconds=1))
+    assert opened.status == "applied"
+
+
 def test_guessing_from_one_address_is_locked_for_every_account(players):
     players.send(ALICE, "greatkingdom challenge alice bob")
     for guess in range(MAX_PER_SENDER):

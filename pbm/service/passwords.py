@@ -71,8 +71,8 @@ class Stored:
     check (``look_up``), in the caller's read transaction."""
 
     hashes: dict[str, str]  # userid -> password hash, for the accounts that exist
-    by_sender: int  # wrong passwords from the sender within the window
-    by_account: dict[str, int]  # userid -> wrong passwords for it within the window
+    by_sender: list[datetime]  # when the sender's wrong passwords within the window came, oldest first
+    by_account: dict[str, list[datetime]]  # userid -> when its wrong passwords within the window came
 
 
 def look_up(session, pairs: set[tuple[str, str]], sender: str, now: datetime) -> Stored:
@@ -80,14 +80,23 @@ def look_up(session, pairs: set[tuple[str, str]], sender: str, now: datetime) ->
     from ``sender`` or for those accounts (few rows: guessing is locked past the limits)."""
     userids = {userid for userid, _ in pairs}
     hashes = dict(session.exec(select(Player.userid, Player.password_hash).where(Player.userid.in_(userids))).all())
-    failures = session.exec(select(PasswordFailure.userid, PasswordFailure.sender).where(
+    failures = session.exec(select(PasswordFailure.userid, PasswordFailure.sender, PasswordFailure.at).where(
         PasswordFailure.at > now - WINDOW,
-        or_(PasswordFailure.sender == sender, PasswordFailure.userid.in_(set(hashes))))).all()
-    by_account: dict[str, int] = {}
-    for userid, _ in failures:
+        or_(PasswordFailure.sender == sender, PasswordFailure.userid.in_(set(hashes))))
+        .order_by(PasswordFailure.at)).all()
+    by_account: dict[str, list[datetime]] = {}
+    for userid, _, at in failures:
         if userid in hashes:
-            by_account[userid] = by_account.get(userid, 0) + 1
-    return Stored(hashes, sum(1 for _, failed_from in failures if failed_from == sender), by_account)
+            by_account.setdefault(userid, []).append(at)
+    return Stored(hashes, [at for _, failed_from, at in failures if failed_from == sender], by_account)
+
+
+def _locked_until(failures: list[datetime], most: int) -> datetime | None:
+    """When guessing locked by ``failures`` (oldest first) opens again: once all but
+    ``most - 1`` of them have left the window; None when it is not locked."""
+    if len(failures) < most:
+        return None
+    return failures[len(failures) - most] + WINDOW
 
 
 def hashed(password: str) -> str:
@@ -125,11 +134,13 @@ def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: date
     verdicts, failures = {}, []
     for userid, password in pairs:
         stored = hashes.get(userid)
-        if by_sender >= MAX_PER_SENDER or by_account.get(userid, 0) >= MAX_PER_ACCOUNT:
-            said = {"minutes": WINDOW.seconds // 60, "until": f"{now + WINDOW:%H:%M}"}
+        sender_until = _locked_until(by_sender, MAX_PER_SENDER)
+        account_until = _locked_until(by_account.get(userid, []), MAX_PER_ACCOUNT)
+        if sender_until or account_until:
+            said = {"minutes": WINDOW.seconds // 60, "until": f"{max(filter(None, (sender_until, account_until))):%H:%M}"}
             verdicts[(userid, password)] = Verdict(stored, False, lazy_gettext(
                 "Too many wrong passwords from %(sender)s in the last %(minutes)s minutes; passwords from "
-                "%(sender)s are refused until %(until)s UTC.", sender=sender, **said) if by_sender >= MAX_PER_SENDER
+                "%(sender)s are refused until %(until)s UTC.", sender=sender, **said) if sender_until
                 else lazy_gettext("Too many wrong passwords for %(userid)s in the last %(minutes)s minutes; passwords "
                                   "for %(userid)s are refused until %(until)s UTC.", userid=userid, **said))
             continue
