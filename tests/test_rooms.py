@@ -490,3 +490,12 @@ def test_browser_seats_go_by_their_chosen_names_in_lists_records_and_refusals(cl
 def test_no_account_takes_a_userid_of_the_browser_seats_kind(players):
     result = players.send("carol@players.test", "signup guest-abc secret")
     assert result.status == "rejected" and result.error == "The userid guest-abc is taken; choose another."
+
+
+def test_the_comment_field_says_who_reads_it(client, players):
+    """A player who watches every new Go board reads a browser game's comments too, and
+    the play page says so where the comment is written."""
+    assert "Comment for your opponent</label>" in page(client.get(start(client, mode="friend")))
+    assert players.send("alice@players.test", "go subscribe alice alicepw all").status == "applied"
+    watched = page(client.get(start(client, mode="friend")))
+    assert "Comment for your opponent and the board's 1 watcher</label>" in watched

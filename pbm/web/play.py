@@ -100,11 +100,12 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
         listed = my_boards(session, board, seat) if template == "board.html" else []
         successor = board.next_board_id and session.get(Board, board.next_board_id)
         notes = boardpage.away_and_chats(session, board, seat)
+        watching = boardpage.watched_by(session, board)  # they read the comments too
         answerer = answering_seat(session, board, seat)
     cell = request.args.get("cell", "").strip()[:12]
     page = board_context(view, seat, answerer, token=token, csrf=csrf_token(token), error=error, notice=notice,
                          typed=typed or {}, my_boards=listed, cell=cell, choices=_orientations(view, seat, cell),
-                         next_token=successor.token(seat) if successor else None, **notes)
+                         next_token=successor.token(seat) if successor else None, watcher_count=watching, **notes)
     return render_template(template, **page), status
 
 
