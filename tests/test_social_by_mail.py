@@ -383,3 +383,16 @@ def test_the_pages_show_chats_to_the_players_and_who_is_away(server, players, ou
         assert f"bob is on vacation until {until}: no reminders and no expiry until then." in page
     assert players.send(BOB, "vacation bob bobpw off").status == "applied"
     assert "on vacation" not in client.get("/games/101").get_data(as_text=True)
+
+
+def test_a_players_message_id_reaches_only_the_answer_to_that_player(players, outbox):
+    """A Message-ID names the sender's host: mails to others do not refer to it."""
+    from .conftest import make_mail
+
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    private = "<x1.alice@alice-private-host.example>"
+    players.server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4", message_id=private))
+    players.server.handle_raw(make_mail(ALICE, "message alice alicepw bob", "hello", message_id="<x2.alice@alice-private-host.example>"))
+    to_bob = outbox.to(BOB)[-2:]
+    assert to_bob and all("alice-private-host" not in str(m) for m in to_bob)
+    assert any(m["In-Reply-To"] == private for m in outbox.to(ALICE))  # alice's own answer threads on her mail

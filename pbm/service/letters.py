@@ -71,7 +71,9 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
     board_id = board.id if board is not None else None
     mail = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
                    reply_to=reply_to, board_id=board_id,
-                   in_reply_to=unit.mail.message_id if unit.mail else None, attachments=attachments)
+                   # only the answer to the sender refers to their mail: its Message-ID names their host
+                   in_reply_to=unit.mail.message_id if unit.mail and to == unit.mail.sender else None,
+                   attachments=attachments)
     unit.queue(mail, board_id)
 
 
