@@ -98,6 +98,13 @@ class Command:
     timing: dict = field(default_factory=dict)  # challenge --nagtime / --expiretime
 
 
+def split_move_number(text: str) -> tuple[str, int | None]:
+    """A move and the move number a player asserts after it (``D4#12``: the move is
+    to be move 12, refused if the board has moved on), or None."""
+    check = re.search(r"\s*#\s*([0-9]{1,9})\s*$", text)
+    return (text[:check.start()], int(check.group(1))) if check else (text, None)
+
+
 def credentials(line: str) -> tuple[str, str] | None:
     """The (userid, password) a command line asks to be checked, if any."""
     try:
@@ -264,10 +271,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     # move
     _need(rest, 4, verb)
     board, number = _board(rest[0], verb)
-    text = " ".join(rest[3:])
-    check = re.search(r"\s*#\s*([0-9]{1,9})\s*$", text)
-    if check:
-        number, text = int(check.group(1)), text[:check.start()]
+    text, asserted = split_move_number(" ".join(rest[3:]))
+    number = asserted if asserted is not None else number
     if not text.strip():
         raise CommandError(lazy_gettext("The move is missing after the password."), USAGE[verb])
     return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],

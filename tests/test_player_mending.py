@@ -86,6 +86,13 @@ def test_moves_are_read_as_people_write_them(game, outbox, text, move, comment):
             in body(to_bob)
 
 
+def test_a_reply_may_assert_its_move_number_as_the_move_command_does(game, outbox):
+    stale = reply(game, outbox, ALICE, "D4#2")
+    assert stale.status == "rejected" and "#2" in stale.error
+    assert reply(game, outbox, ALICE, "D4#1").status == "applied"
+    assert "alice        D4" in body(latest_to(outbox, BOB))
+
+
 def test_two_readings_of_a_reply_are_refused_and_named(game, outbox):
     result = reply(game, outbox, ALICE, "D4,\nE5")
     assert result.status == "rejected"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..commands import USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command
+from ..commands import (USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command,
+                        split_move_number)
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game
 from ..i18n import lazy_gettext, number
@@ -132,13 +133,14 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
                           lazy_gettext("a move such as D4, pass or resign"))
     game = get_game(board.game)
     state = boards.current_state(game, board)
+    line, number = split_move_number(line)
     verb = boards.spelled_out(game, state, line, also=REPLY_COMMANDS)
     if verb in REPLY_COMMANDS:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
                                      userid=player.userid if verb == "games" else None), "")
         return
     move, comment = read_move(game, state, line, comment)
-    boards.play(unit, board, seat, move, comment)
+    boards.play(unit, board, seat, move, comment, number)
 
 
 def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
