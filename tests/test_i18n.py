@@ -426,6 +426,20 @@ def test_a_mail_too_large_to_read_is_refused_in_the_readers_language(players, ou
     assert "This mail is too large to read: its text is over" in " ".join(body(outbox.new()[-1]).split())
 
 
+def test_a_german_players_history_names_taken_back_moves_in_german(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    players.send(BOB, "greatkingdom move 101 bob bobpw F6")
+    players.send(BOB, "greatkingdom move 101 bob bobpw undo")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw accept")
+    players.send(ALICE, "greatkingdom history 101")
+    said = " ".join(body(outbox.new()[-1]).split())
+    assert "F6 (zurückgenommen)" in said and "Rücknahme angenommen (Zug 2 zurückgenommen)" in said
+    players.send(BOB, "greatkingdom history 101")
+    assert "F6 (taken back)" in " ".join(body(outbox.new()[-1]).split())  # bob reads English
+
+
 def test_plural_forms_follow_the_number(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     players.send(ALICE, "vacation alice alicepw 1")

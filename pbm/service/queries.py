@@ -87,7 +87,8 @@ def history(unit: Unit, command: Command, comment: str) -> None:
     for chat, userid in unit.session.exec(select(Chat, Player.userid).join(Player, Player.id == Chat.player_id)
                                           .where(Chat.board_id == board.id).order_by(Chat.id)).all():
         chats.setdefault(chat.after_move, []).append((userid, chat.text))
-    entries = [(record, view.move_entry(record), chats.get(record.number, [])) for record in view.records]
+    # the move entries are written as the mail is, in its reader's language
+    entries = [(record, chats.get(record.number, [])) for record in view.records]
     letters.send(unit, unit.mail.sender, "history", board=board, view=view, entries=entries[-HISTORY_MOVES:],
                  left_out=max(0, len(entries) - HISTORY_MOVES), comment_chars=HISTORY_COMMENT,
                  opening_chats=chats.get(0, []), for_players=letters.seat_of_sender(unit, board) is not None)
