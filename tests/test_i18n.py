@@ -293,6 +293,20 @@ def test_the_switch_is_remembered_and_beats_accept_language(app):
     assert shown(browser.get("/", headers=GERMAN)).language == "en"
 
 
+def test_a_players_own_page_speaks_the_language_they_chose(players, server, app):
+    """On their play page a player who chose German by mail reads German whatever the
+    browser asks; the switch still wins; the opponent's page follows their browser."""
+    players.send(BOB, "language bob bobpw de")
+    players.send(ALICE, "go challenge alice bob")
+    alice, bob = tokens(server, 101)
+    browser = app.test_client()
+    assert shown(browser.get(f"/play/{bob}", headers=ENGLISH)).language == "de"
+    assert shown(browser.get(f"/play/{alice}", headers=ENGLISH)).language == "en"
+    assert shown(browser.get(f"/play/{bob}")).language == "de"  # no Accept-Language at all
+    browser.get("/language/en?next=/")
+    assert shown(browser.get(f"/play/{bob}", headers=GERMAN)).language == "en"
+
+
 def test_the_switch_goes_back_only_to_this_site(client):
     for target in ("//evil.test/x", "https://evil.test/", "javascript:alert(1)", "/\\evil.test"):
         answer = client.get("/language/de", query_string={"next": target})
@@ -485,7 +499,9 @@ def test_a_games_refusal_is_german_for_a_german_reader(players, outbox, server, 
     explain = f"/play/{tokens(server, 101)[0]}/explain?move=E5"
     assert app.test_client().get(explain, headers=GERMAN).json == {
         "error": "E5 ist schon besetzt; wähle einen freien Punkt."}
-    assert app.test_client().get(explain, headers=ENGLISH).json == {
+    english = app.test_client()
+    english.get("/language/en?next=/")  # alice's page speaks her German unless she switches
+    assert english.get(explain, headers=ENGLISH).json == {
         "error": "E5 is already occupied; choose an empty point."}
 
 

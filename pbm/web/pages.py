@@ -150,12 +150,26 @@ LANGUAGE_COOKIE_DAYS = 365
 
 
 def page_language() -> str:
-    """A page's language: the one chosen with the switch (cookie ``lang``), else the
-    best of Accept-Language, else English."""
+    """A page's language: the one chosen with the switch (cookie ``lang``), else on a
+    player's own page the language they chose for their mails (``language``, when not
+    the default), else the best of Accept-Language, else English."""
     chosen = request.cookies.get(LANGUAGE_COOKIE)
     if chosen in i18n.LANGUAGES:
         return chosen
+    token = (request.view_args or {}).get("token")
+    if token and request.blueprint in ("play", "live"):
+        mine = _seat_language(token)
+        if mine in i18n.LANGUAGES and mine != i18n.DEFAULT:
+            return mine
     return request.accept_languages.best_match(i18n.LANGUAGES) or i18n.DEFAULT
+
+
+def _seat_language(token: str) -> str | None:
+    """The mail language of the player whose private token this is."""
+    with reading(service().engine) as session:
+        return session.exec(select(Player.language).join(Board, or_(
+            (Board.token0 == token) & (Board.seat0_id == Player.id),
+            (Board.token1 == token) & (Board.seat1_id == Player.id)))).first()
 
 
 @bp.get("/language/<code>")
