@@ -174,6 +174,11 @@ def match_word(word: str, choices) -> str | None:
 def _board(word: str, verb: str) -> tuple[int, int | None]:
     match = re.fullmatch(r"#?([0-9]{1,9})(?:#([0-9]{1,9}))?", word)  # ids stay within 32 bits
     if not match:
+        board, _, number = word.lstrip("#").partition("#")
+        if re.fullmatch(r"[0-9]{1,9}", board) and number:  # the board is fine, the move number is not
+            raise CommandError(lazy_gettext("%(number)r is not a move number (write the number of a move after "
+                                            "#, like %(board)s#12).", number="#" + number[:30], board=board),
+                               USAGE[verb])
         raise CommandError(lazy_gettext("%(word)r is not a board number (boards are numbered like 101).",
                                         word=word), USAGE[verb])
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None

@@ -44,6 +44,8 @@ def test_commands_parse(line, expected):
     ("greatkingdom dance", "not a greatkingdom command"),
     ("greatkingdom move 101 alice pw", "needs more words"),
     ("greatkingdom move abc alice pw D4", "not a board number"),
+    ("greatkingdom show 101#99999999999999999999", r"'#99999999999999999999' is not a move number .*101#12"),
+    ("greatkingdom show 101#x", "'#x' is not a move number"),
     ("greatkingdom challenge alice", "exactly two players"),
     ("greatkingdom challenge alice bob --nagtime=soon", "number of days"),
     ("greatkingdom challenge alice bob --color=red", "not a server option"),
