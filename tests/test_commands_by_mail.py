@@ -42,7 +42,8 @@ def test_challenge_an_unknown_address_sends_an_invitation_with_a_private_link(pl
     invite = outbox.to(NEW)[-1]
     assert invite["Subject"] == "Great Kingdom Board 101 newcomer"
     assert "alice has challenged you to a game of Great Kingdom (board 101)." in text(invite)
-    assert "You need no account: reply to this mail with your move" in text(invite)
+    assert "You need no account: play by replying to this mail, or on your private page below." in text(invite)
+    assert 'Not wanted? Reply "decline" before your first move, and the board is cancelled.' in text(invite)
     assert "http://pbm.test/play/" in body(invite)
     # The invited player plays by replying, without a password.
     reply_to = invite["Reply-To"].addresses[0].addr_spec
