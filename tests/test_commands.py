@@ -144,6 +144,6 @@ def test_the_ambiguity_sentence_and_its_usage_name_the_candidates_in_the_readers
     ("go mo 101 alice secret1 D4", "go mo 101 alice ******** D4"),
 ])
 def test_a_refused_abbreviation_is_stored_without_its_password(line, stored):
-    from pbm.commands import redact
+    from pbm.command_passwords import redact
 
     assert redact(line) == stored

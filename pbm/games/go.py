@@ -15,7 +15,6 @@ O(1) in the history (a branch from an older state copies once).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -31,22 +30,14 @@ from .base import (
     Outcome,
     register,
 )
+from .go_positions import BLACK, EMPTY, WHITE, PositionHistory, zobrist
 from .grid import flood, grid_neighbours as neighbours, parse_point, point_name, square_diagram
 
-EMPTY, BLACK, WHITE = 0, 1, 2
 SIZES = (9, 13, 19)
 PASS, DONE, RESUME = "pass", "done", "resume"
 PLAY, SCORING, OVER = "play", "scoring", "over"
 STONE = {EMPTY: ".", BLACK: "X", WHITE: "O"}
 AREA = {BLACK: "b", WHITE: "w"}  # an empty point of that colour's area, on diagrams from the scoring on
-
-
-@lru_cache(maxsize=None)
-def zobrist(size: int) -> tuple[tuple[int, int, int], ...]:
-    """Fixed 64-bit keys per point and colour (derived, so every process agrees)."""
-    def key(i: int, colour: int) -> int:
-        return int.from_bytes(hashlib.blake2b(f"go:{size}:{i}:{colour}".encode(), digest_size=8).digest(), "big")
-    return tuple((0, key(i, BLACK), key(i, WHITE)) for i in range(size * size))
 
 
 @lru_cache(maxsize=None)
@@ -59,32 +50,6 @@ def star_points(size: int) -> frozenset[int]:
     if size < 13:
         points = {p for p in points if p[0] != size // 2 and p[1] != size // 2} | {(size // 2, size // 2)}
     return frozenset(y * size + x for x, y in points)
-
-
-class _History:
-    """Append-only table: position hash -> the ply at which it first occurred.
-
-    One line of play shares one table (extending it costs nothing); the second
-    continuation from the same state (a branch: a tried move, a preview) copies
-    the table once, so no line ever sees another line's positions."""
-
-    __slots__ = ("first_seen", "length", "continued")
-
-    def __init__(self, first_seen: dict[int, int], length: int):
-        self.first_seen, self.length, self.continued = first_seen, length, False
-
-    def seen_before(self, position: int, ply: int) -> bool:
-        return self.first_seen.get(position, ply + 1) <= ply
-
-    def extended(self, position: int, ply: int) -> "_History":
-        """The history with ``position`` at ``ply``."""
-        if self.length == ply and not self.continued:
-            table = self.first_seen
-        else:  # a branch: copy this line's view
-            table = {h: p for h, p in self.first_seen.items() if p < ply}
-        self.continued = True
-        table.setdefault(position, ply)
-        return _History(table, ply + 1)
 
 
 @dataclass(frozen=True)
@@ -103,7 +68,7 @@ class GoState:
     confirmed: frozenset[int] = frozenset()
     last_passer: int | None = None
     outcome: Outcome | None = None
-    history: _History = field(default=None, compare=False, repr=False)
+    history: PositionHistory = field(default=None, compare=False, repr=False)
 
     def __eq__(self, other):
         if not isinstance(other, GoState):
@@ -181,7 +146,7 @@ class Go(Declared):
         options = self.with_defaults(options)
         size = options["size"]
         return GoState(size, options["komi"], (EMPTY,) * (size * size), 0, 0, (0, 0), None,
-                       0, 0, history=_History({0: 0}, 1))
+                       0, 0, history=PositionHistory({0: 0}, 1))
 
     # -- notation ----------------------------------------------------------
 
@@ -408,7 +373,7 @@ class Go(Declared):
         }
 
     def from_json(self, data: dict) -> GoState:
-        history = _History({int(h, 16): p for p, h in data["history"]}, data["ply"] + 1)
+        history = PositionHistory({int(h, 16): p for p, h in data["history"]}, data["ply"] + 1)
         return GoState(
             data["size"], data["komi"], tuple(int(c) for c in data["board"]), data["turn"], data["passes"],
             tuple(data["captures"]), data["last"], int(data["hash"], 16), data["ply"], data["phase"],

@@ -21,7 +21,7 @@ from sqlmodel import delete, select
 from ..config import Settings
 from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
-from ..commands import redact
+from ..command_passwords import redact
 from ..models import InboundMessage, UsedToken, utcnow
 from . import accounts, boards, computer, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
@@ -68,9 +68,9 @@ class Service:
         # A repeat is caught by the unique Message-ID as the unit ends; a mail with
         # passwords looks first, in the read that fetches the hashes, to spare a
         # repeat the slow hash.
-        checked = {}
-        if request is not None and request.credentials:
-            pairs, at = request.credentials, now or utcnow()
+        checked, pairs = {}, request.credentials if request is not None else set()
+        if pairs:
+            at = now or utcnow()
             with reading(self.engine) as session:
                 if self._seen(session, mail.message_id):
                     return Result(Status.DUPLICATE)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..commands import (USAGE, Command, CommandError, credentials, game_of_line, is_multiple, parse_command,
-                        split_move_number)
+from ..command_passwords import credentials
+from ..commands import USAGE, Command, CommandError, game_of_line, is_multiple, parse_command, split_move_number
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game
 from ..i18n import lazy_gettext, number

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..commands import new_password
+from ..command_passwords import new_password
 from ..db import reading, transaction
 from ..i18n import LazyText, lazy_gettext
 from ..models import PasswordFailure, Player

@@ -6,7 +6,8 @@ from dataclasses import replace
 import pytest
 
 from pbm.games import Consequences, IllegalMoveError, InvalidMoveError, Outcome
-from pbm.games.go import BLACK, EMPTY, GO, WHITE, _History, area_score, zobrist
+from pbm.games.go import BLACK, EMPTY, GO, WHITE, area_score
+from pbm.games.go_positions import PositionHistory, zobrist
 
 from .diagrams import board_from_rows
 
@@ -21,7 +22,7 @@ def position(diagram: str, turn: int = 0, komi: float = 7.5):
     for i, v in enumerate(board):
         digest ^= keys[i][v]
     start = GO.initial_state({"size": size, "komi": komi})
-    return replace(start, board=board, turn=turn, hash=digest, history=_History({digest: 0}, 1))
+    return replace(start, board=board, turn=turn, hash=digest, history=PositionHistory({digest: 0}, 1))
 
 
 def play(state, *moves):
