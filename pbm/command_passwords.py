@@ -1,10 +1,10 @@
-"""The passwords a command line holds: the pair to check before the write lock
-(``credentials``), a password it sets (``new_password``), and the line with them
+"""The passwords a command holds: the pair to check before the write lock
+(``credentials``), a password it sets (``new_password``), and a line with them
 hidden for what is stored or logged (``redact``)."""
 
 from __future__ import annotations
 
-from .commands import MOVE_LATER_VERBS, CommandError, parse_command
+from .commands import MOVE_LATER_VERBS, Command, CommandError, parse_command
 
 AUTHENTICATED = ("move", "change_password", "change_address", "language",  # verbs whose password is checked
                  "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",
@@ -12,21 +12,13 @@ AUTHENTICATED = ("move", "change_password", "change_address", "language",  # ver
 SECRET = "********"
 
 
-def credentials(line: str) -> tuple[str, str] | None:
-    """The (userid, password) a command line asks to be checked, if any."""
-    try:
-        command = parse_command(line)
-    except CommandError:
-        return None
+def credentials(command: Command) -> tuple[str, str] | None:
+    """The (userid, password) a command asks to be checked, if any."""
     return (command.userid, command.password) if command.verb in AUTHENTICATED else None
 
 
-def new_password(line: str) -> str | None:
-    """The password a command line sets (``signup``, ``change password``), if any."""
-    try:
-        command = parse_command(line)
-    except CommandError:
-        return None
+def new_password(command: Command) -> str | None:
+    """The password a command sets (``signup``, ``change password``), if any."""
     if command.verb == "signup":
         return command.password
     return command.args[0] if command.verb == "change_password" and command.args else None

@@ -76,7 +76,7 @@ class Service:
                     return Result(Status.DUPLICATE)
                 stored = passwords.look_up(session, pairs, mail.sender, at)
             checked = passwords.precheck(self.engine, pairs, mail.sender, at, stored)
-        new_hashes = passwords.hashed_beforehand(request.lines if request else ())
+        new_hashes = passwords.hashed_beforehand(request.commands if request else ())
 
         def work(unit: Unit) -> Result:
             unit.passwords, unit.new_hashes = checked, new_hashes

@@ -26,21 +26,44 @@ MAX_COMMANDS = 50  # lines one 'multiple' mail may hold
 REPLY_COMMANDS = ("help", "show", "history", "games")  # words a reply may send instead of a move
 
 
+@dataclass(frozen=True)
+class Line:
+    """One command line of a mail with its comment, parsed once as the mail is read:
+    ``command`` is the Command, or the CommandError that refuses it; None for the
+    line of a reply to a board mail (a move, read against the board)."""
+
+    text: str
+    comment: str = ""
+    command: Command | CommandError | None = None
+
+    @classmethod
+    def of_command(cls, text: str, comment: str = "") -> "Line":
+        try:
+            return cls(text, comment, parse_command(text))
+        except CommandError as error:
+            return cls(text, comment, error)
+
+
 @dataclass
 class Request:
     """What one mail asks for: a reply to a board mail (``tag``) with its line, or
     command lines; ``refusal`` when the mail is refused as a whole."""
 
     tag: tuple[int, str] | None
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (command line, comment)
+    lines: list[Line] = field(default_factory=list)
     refusal: PlayerError | None = None
     errors: list[str] = field(default_factory=list)  # filled while answering
     refused: list[tuple] = field(default_factory=list)  # (line, error, board, game), answered at the end
 
     @property
+    def commands(self) -> list[Command]:
+        """Its command lines' commands that parsed."""
+        return [line.command for line in self.lines if isinstance(line.command, Command)]
+
+    @property
     def credentials(self) -> set[tuple[str, str]]:
-        """The (userid, password) pairs its command lines ask to be checked."""
-        return {pair for line, _ in self.lines if (pair := credentials(line))}
+        """The (userid, password) pairs its commands ask to be checked."""
+        return {pair for command in self.commands if (pair := credentials(command))}
 
 
 def read(mail: InboundMail, settings: Settings) -> Request:
@@ -53,7 +76,7 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         line, comment = split_command(body)
         if not line and not mail.is_reply_subject:
             line = mail.subject
-        return Request(tag, [(line, comment)])
+        return Request(tag, [Line(line, comment)])
     subject = mail.subject.strip()
     if subject and not mail.is_reply_subject:
         line, comment = subject, body
@@ -65,7 +88,7 @@ def read(mail: InboundMail, settings: Settings) -> Request:
                          length=number(len(line)), most=number(MAX_COMMAND_LINE)),
             lazy_gettext("the command alone on its line")))
     if not is_multiple(line):
-        return Request(None, [(line, comment)])
+        return Request(None, [Line.of_command(line, comment)])
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
     if not lines:
         return Request(None, refusal=PlayerError(
@@ -75,7 +98,7 @@ def read(mail: InboundMail, settings: Settings) -> Request:
             lazy_gettext("A 'multiple' mail may hold at most %(most)s commands, and this one holds %(count)s; "
                          "nothing was done.", most=MAX_COMMANDS, count=len(lines)),
             lazy_gettext("the commands in several mails")))
-    return Request(None, [(one, "") for one in lines])
+    return Request(None, [Line.of_command(one) for one in lines])
 
 
 def answer(unit: Unit, request: Request) -> None:
@@ -95,19 +118,20 @@ def answer(unit: Unit, request: Request) -> None:
 
 
 def _answer_lines(unit: Unit, request: Request) -> None:
-    for line, comment in request.lines:
+    for line in request.lines:
         if request.tag is not None:
-            _guarded(unit, request, line, lambda: _reply(unit, request.tag, line, comment))
+            _guarded(unit, request, line.text, lambda: _reply(unit, request.tag, line.text, line.comment))
         else:
-            _guarded(unit, request, line, lambda: _command(unit, line, comment))
+            _guarded(unit, request, line.text, lambda: _command(unit, line))
 
 
-def _command(unit: Unit, line: str, comment: str) -> None:
-    if not line:
+def _command(unit: Unit, line: Line) -> None:
+    if not line.text:
         raise PlayerError(lazy_gettext("The message holds no command: the subject is empty and so is the body."),
                           "help")
-    command = parse_command(line)
-    HANDLERS[command.verb](unit, command, comment)
+    if isinstance(line.command, CommandError):
+        raise line.command
+    HANDLERS[line.command.verb](unit, line.command, line.comment)
 
 
 def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:

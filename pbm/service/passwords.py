@@ -106,13 +106,13 @@ def hashed(password: str) -> str:
     return generate_password_hash(password)
 
 
-def hashed_beforehand(lines) -> dict[str, str]:
-    """Hashes of the new passwords that command ``lines`` (pairs of line and comment)
-    set, made before the unit of work; at most ``HASHED_BEFOREHAND`` per mail (any
-    further one is hashed inside the unit, as it would have been)."""
+def hashed_beforehand(commands) -> dict[str, str]:
+    """Hashes of the new passwords that ``commands`` set, made before the unit of
+    work; at most ``HASHED_BEFOREHAND`` per mail (any further one is hashed inside
+    the unit, as it would have been)."""
     wanted = []
-    for line, _ in lines:
-        password = new_password(line)
+    for command in commands:
+        password = new_password(command)
         if password and password not in wanted:
             wanted.append(password)
     return {password: hashed(password) for password in wanted[:HASHED_BEFOREHAND]}
