@@ -51,7 +51,7 @@ def ending(game: Game, kind: str, seat: int | None) -> Outcome:
         return Outcome(None, N_("it expired while both players could act (scoring was not finished)"),
                        kind="expiry")
     if kind == "draw":
-        reason = "the players agreed" if seat is not None else "a draw offer was still open at expiry"
+        reason = N_("the players agreed") if seat is not None else N_("a draw offer was still open at expiry")
         return Outcome(None, reason, kind="agreement")
     raise ValueError(f"unknown log entry kind {kind!r}")
 

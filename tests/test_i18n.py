@@ -22,7 +22,8 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 from sqlmodel import select
 
-from pbm.boardview import GAME_WORDS
+from pbm import i18n, movelog
+from pbm.boardview import GAME_WORDS, reason_text
 from pbm.db import reading
 from pbm.games import REGISTRY, GameText
 from pbm.models import Board, InboundMessage, Player
@@ -85,6 +86,19 @@ def test_the_games_declared_words_are_in_the_catalogue():
             assert word in GAME_WORDS, (game.name, word)
         for option in game.info.options:
             assert option.help in GAME_WORDS, (game.name, option.name)
+
+
+@pytest.mark.parametrize("kind, seat", [("resign", 0), ("forfeit", 1), ("decline", 1), ("cancel", None),
+                                        ("expire", None), ("draw", 0), ("draw", None)])
+def test_every_ending_the_server_writes_reads_german(kind, seat):
+    """How a game ended when the log, not the rules, ended it (a resignation, a draw
+    agreed or open at expiry, ...) is in the reader's language."""
+    game = REGISTRY["go"]
+    outcome = movelog.ending(game, kind, seat)
+    with i18n.language("de"):
+        german = reason_text(game, outcome)
+    assert german != outcome.reason, (kind, german)
+    assert not set(re.findall(r"[a-z]+", outcome.reason)) & set(re.findall(r"[a-z]+", german)) - {"go"}, german
 
 
 # -- reading a page the way a person does -----------------------------------------
