@@ -192,6 +192,27 @@ def test_a_draw_offer_still_open_at_expiry_is_accepted(players, outbox, server):
     assert server.rebuild() == []
 
 
+def test_the_reminder_with_a_draw_offer_open_says_the_game_will_be_drawn(players, outbox, server):
+    """At expiry an open draw offer is accepted, so the reminder before it must not
+    threaten a forfeit."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    move(players, ALICE, "D4", "greatkingdom")
+    move(players, BOB, "F6", "greatkingdom")
+    move(players, ALICE, "propose", "greatkingdom")
+    players.send("carol@players.test", "signup carol carolpw")
+    players.send("carol@players.test", "greatkingdom subscribe 101 carol carolpw")
+    outbox.new()
+    assert server.send_reminders(now=board_of(server).nag_due_at + timedelta(seconds=1)) == 1
+    reminders = outbox.new()  # both can act on it (a move withdraws it, an answer settles it); not watchers
+    assert sorted(m["To"].addresses[0].addr_spec for m in reminders) == [ALICE, BOB]
+    for reminder in reminders:
+        assert reminder["Subject"] == "Great Kingdom Board 101 reminder"
+        assert ("Reminder: alice's offer of a draw on board 101 is open. If no move or answer arrives by "
+                in text(reminder))
+        assert "the offer is accepted and the game ends in a draw." in text(reminder)
+        assert "forfeit" not in text(reminder)
+
+
 # -- one request at a time, and moves end it ---------------------------------------
 
 def test_one_request_per_board_and_a_move_withdraws_or_declines_it(players, outbox, server):

@@ -72,7 +72,9 @@ def send_reminders(engine: Engine, settings: Settings, now: datetime | None = No
         if board is None:
             return False
         deadline = board.expire_due_at.strftime("%Y-%m-%d %H:%M UTC")
-        if board.to_move is not None:
+        if board.request_kind == "draw":  # accepted at expiry: either player may still move or answer
+            seats, occasion = (0, 1), "reminder-draw"
+        elif board.to_move is not None:
             seats, occasion = (board.to_move,), "reminder" if _started(unit, board) else "reminder-unstarted"
         else:  # both may act (Go's scoring): remind both
             seats, occasion = (0, 1), "reminder-both"

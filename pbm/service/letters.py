@@ -182,7 +182,9 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
     too, with the mover's comment but without what is the players' own (the private
     link, the reply tag); every copy says who reads the comments."""
     view = BoardView.current(board, players, load_records(unit.session, board))
-    watching = watchers(unit.session, board) if tuple(seats) == (0, 1) else []  # a reminder is the player's own
+    # a reminder is the players' own
+    watching = watchers(unit.session, board) if tuple(seats) == (0, 1) and not (occasion or "").startswith(
+        "reminder") else []
     said = {"comment": comment if mover is not None else "", "mover": view.name(mover) if mover is not None else "",
             "watcher_count": len(watching)}
     record = []
