@@ -77,3 +77,21 @@ def test_change_address_to_another_address_waits_for_its_reply(players, outbox, 
 def test_a_taken_userid_is_named_before_a_short_password(players):
     result = players.send("eve@players.test", "signup alice pw")
     assert result.status == "rejected" and "The userid alice is taken" in result.error
+
+
+def test_naming_another_accounts_address_tells_nobody_whose_it_is(players, outbox, server):
+    """signup, change address and add naming an address of another account are answered
+    as for a free address (a confirmation goes there); only that address, when it
+    replies, learns why nothing happens."""
+    players.send(ALICE, "signup alice alicepw")
+    players.send(BOB, "signup bob bobpw")
+    for command in (f"signup mallory secret9 {ALICE}", f"change address bob bobpw {ALICE}", f"add bob bobpw {ALICE}"):
+        outbox.new()
+        result = players.send(ATTACKER if command.startswith("signup") else BOB, command)
+        assert result.status == "applied", (command, result.error)
+        answer, ask = sorted(outbox.new(), key=lambda m: m["To"].addresses[0].addr_spec == ALICE)
+        assert "alice" not in flat(answer).replace(ALICE, "") and "once that address confirms it" in flat(answer)
+        confirmed = players.send(ALICE, "Re: confirm", "yes", to=confirmation_reply_to(ask))
+        assert confirmed.status == "rejected" and f"{ALICE} already belongs to the userid alice." in confirmed.error
+        assert [m["To"].addresses[0].addr_spec for m in outbox.new()] == [ALICE]
+    assert accounts(server) == {"alice": (ALICE, False), "bob": (BOB, False)}

@@ -5,7 +5,7 @@ from freezegun import freeze_time
 from sqlmodel import select
 
 from pbm.db import reading
-from pbm.models import Board, Player
+from pbm.models import Board, Player, PlayerAddress
 from pbm.scheduler import sweep
 
 from .conftest import body
@@ -264,7 +264,7 @@ def test_vacation_off_counts_the_days_begun_and_thirty_days_a_year_at_most(serve
 
 # Another address
 
-def test_an_added_address_counts_as_the_players_once_confirmed(players, outbox):
+def test_an_added_address_counts_as_the_players_once_confirmed(players, outbox, server):
     WORK = "alice@work.test"
     assert players.send(ALICE, f"add alice alicepw {WORK}").status == "applied"
     ask = outbox.to(WORK)[-1]
@@ -280,9 +280,19 @@ def test_an_added_address_counts_as_the_players_once_confirmed(players, outbox):
     tag = board_mail["Reply-To"].addresses[0].addr_spec
     assert players.send(WORK, "Re: board", "D4\n", to=tag).status == "applied"
     assert "1. alice        D4" in body(outbox.to(BOB)[-1])
-    # An address of another account cannot be added.
-    assert players.send(BOB, f"add bob bobpw {WORK}").status == "rejected"
-    assert f"{WORK} already belongs to the userid alice." in text(outbox.new()[-1])
+    # An address of another account cannot be added; bob is answered as for a free
+    # address (nobody learns whose it is), and only the address itself hears why.
+    outbox.new()
+    assert players.send(BOB, f"add bob bobpw {WORK}").status == "applied"
+    sent, ask = sorted(outbox.new(), key=lambda m: to(m) != BOB)
+    assert to(sent) == BOB and "alice" not in text(sent).replace(WORK, "") and f"A mail went to {WORK}" in text(sent)
+    assert to(ask) == WORK
+    confirmed = players.send(WORK, "Re: confirm", "yes", to=ask["Reply-To"].addresses[0].addr_spec)
+    assert confirmed.status == "rejected" and f"{WORK} already belongs to the userid alice." in confirmed.error
+    assert [to(m) for m in outbox.new()] == [WORK]
+    with reading(server.engine) as session:  # still alice's, not bob's
+        assert session.exec(select(Player.userid).join(PlayerAddress, PlayerAddress.player_id == Player.id)
+                            .where(PlayerAddress.email == WORK)).all() == ["alice"]
 
 
 # Signing off

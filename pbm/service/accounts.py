@@ -201,7 +201,12 @@ def _check_new_password(password: str, usage: str) -> None:
 
 def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
     """Refuse an address that another full account holds, as its primary or an added
-    address (an invited one may be claimed)."""
+    address (an invited one may be claimed). Only where the refusal reaches that
+    address itself: a mail from it, or its reply to a confirmation. Anyone else
+    naming it gets the answer a free address gets (a confirmation is asked of it),
+    so nobody learns by mail which userid an address belongs to."""
+    if address != unit.mail.sender:
+        return
     other = by_address(unit.session, address)
     if other and other != owner and not (other.invited and owner is None):
         raise PlayerError(lazy_gettext("%(address)s already belongs to the userid %(userid)s.", address=address,
