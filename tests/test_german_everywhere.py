@@ -1,0 +1,142 @@
+"""The last places where a German reader (``language ... de``, or a browser asking
+for German) met English: the diagrams' legends and Go's capture line, Go's
+result, the mails about an account's addresses, the invitation mailed from
+``/new``, the board picture's words, and the server's own error pages."""
+
+from __future__ import annotations
+
+import random
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pbm import i18n
+from pbm import boardview
+from pbm.boardview import game_sentence
+from pbm.games import REGISTRY, get_game
+from pbm.render import board_svg
+
+from .conftest import body
+from .test_i18n import ALICE, BOB, ENGLISH, GERMAN, shown
+
+SVG = "{http://www.w3.org/2000/svg}"
+WORK = "alice@work.test"
+
+
+def flat(message) -> str:
+    return " ".join(body(message).split())
+
+
+def to(message) -> str:
+    return message["To"].addresses[0].addr_spec
+
+
+def reply_to(message) -> str:
+    return message["Reply-To"].addresses[0].addr_spec
+
+
+def positions(game, games: int = 4, moves: int = 120):
+    """States along a few seeded random games (Go on to its scoring and end)."""
+    for seed in range(games):
+        rnd = random.Random(seed)
+        state = game.initial_state(game.parse_options({}))
+        for _ in range(moves):
+            yield state
+            legal = game.legal_moves(state)
+            if not legal:
+                break
+            actors = game.actors(state)
+            state = game.apply(state, actors[0] if len(actors) == 1 else rnd.choice(actors), rnd.choice(legal))
+
+
+# -- 1. the diagrams' legends --------------------------------------------------------
+
+
+def test_a_go_diagram_keeps_its_drawing_and_speaks_german_beneath_it():
+    go = get_game("go")
+    start = go.initial_state({"size": 9})
+    state = go.apply(start, 0, go.parse_move("E5", start))
+    english = go.diagram(state)
+    with i18n.language("de"):
+        german = game_sentence(english)
+    assert english.split("\n")[-2:] == ["X Black  O White  (X) the last move",
+                                        "Captured so far: by Black 0, by White 0"]
+    assert german.split("\n")[-2:] == ["X Schwarz  O Weiß  (X) der letzte Zug",
+                                       "Bisher geschlagen: von Schwarz 0, von Weiß 0"]
+    assert german.split("\n")[:-2] == english.split("\n")[:-2]  # the drawing: byte for byte
+    with i18n.language("en"):
+        assert game_sentence(english) == english
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_games_legend_is_german_for_a_german_reader(name):
+    """Whatever the position (last move, dead stones, areas, destroyed castles, gaps,
+    legal points): the drawing stays as it is, no legend line stays English, and
+    the German lines fit a mail (78 characters)."""
+    game = get_game(name)
+    english_words = re.compile(r"the last move|last move|Captured|castle|dead|area|goat|tiger|edge colours|"
+                               r"must be filled|where the player|Playable cells|Black|White")
+    seen = 0
+    for state in positions(game):
+        for legal in (False, True):
+            english = game.diagram(state, legal=legal)
+            with i18n.language("de"):
+                german = game_sentence(english)
+            assert german != english, name
+            assert not english_words.search(german), german
+            assert all(len(line) <= 78 for line in german.split("\n")), german
+            drawing = [line for line in english.split("\n") if line in german.split("\n")]
+            assert len(drawing) >= len(english.split("\n")) - (3 if name == "dragons" else 2)
+            seen += 1
+    assert seen > 100
+
+
+def test_a_german_players_board_mail_help_and_pages_show_the_legend_in_german(players, outbox, app):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "go challenge alice bob")
+    players.send(ALICE, "go move 101 alice alicepw D4")
+    mails = {to(m): body(m) for m in outbox.new()[-2:]}
+    assert "X Schwarz  O Weiß  (X) der letzte Zug" in mails[ALICE]
+    assert "Bisher geschlagen: von Schwarz 0, von Weiß 0" in mails[ALICE]
+    assert "X Black  O White  (X) the last move" in mails[BOB]  # bob reads English
+    assert "Captured so far: by Black 0, by White 0" in mails[BOB]
+
+    players.send(ALICE, "go help")
+    assert "X Schwarz  O Weiß  (X) der letzte Zug" in body(outbox.new()[-1])
+    players.send(ALICE, "go preview 101 E5")
+    assert "Bisher geschlagen: von Schwarz 0, von Weiß 0" in body(outbox.new()[-1])
+
+    client = app.test_client()
+    assert "Bisher geschlagen: von Schwarz 0" in client.get("/games/101.txt", headers=GERMAN).get_data(as_text=True)
+    assert "Captured so far: by Black 0" in client.get("/games/101.txt", headers=ENGLISH).get_data(as_text=True)
+    page = client.get("/games/101", headers=GERMAN).get_data(as_text=True)
+    assert "X Schwarz  O Weiß  (X) der letzte Zug" in re.search(r'<pre class="diagram">(.*?)</pre>', page, re.S)[1]
+
+
+# -- 2. Go's result ---------------------------------------------------------------
+
+
+def test_gos_result_names_the_sides_in_the_readers_language(players, outbox, app):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "go challenge alice bob")
+    for sender, move in ((ALICE, "pass"), (BOB, "pass"), (ALICE, "done"), (BOB, "done")):
+        assert players.send(sender, f"go move 101 {sender.split('@')[0]} {sender.split('@')[0]}pw {move}").status \
+            == "applied"
+    mails = {to(m): flat(m) for m in outbox.new()[-2:]}
+    assert "W+7.5 (Schwarz 0, Weiß 7.5)." in mails[ALICE]
+    assert "W+7.5 (Black 0, White 7.5)." in mails[BOB]
+    page = shown(app.test_client().get("/games/101", headers=GERMAN))
+    assert any("W+7.5 (Schwarz 0, Weiß 7.5)." in text for text in page.texts)
+
+
+def test_every_games_count_is_translated_and_keeps_its_figures():
+    with i18n.language("de"):
+        assert boardview.score_text(get_game("go"), "B+2.5 (Black 41, White 38.5)") == "B+2.5 (Schwarz 41, Weiß 38.5)"
+        assert boardview.score_text(get_game("go"), "Black 40, White 40, draw") == "Schwarz 40, Weiß 40, unentschieden"
+        assert boardview.score_text(get_game("greatkingdom"), "Blue 9, Orange 4") == "Blau 9, Orange 4"
+        assert boardview.score_text(get_game("twodragons"), "White 12, Black 9") == "Weiß 12, Schwarz 9"
+        assert boardview.score_text(get_game("dragons"), "O 7, X 5") == "O 7, X 5"
+    assert boardview.score_text(get_game("go"), "W+7.5 (Black 0, White 7.5)") == "W+7.5 (Black 0, White 7.5)"
+
+
