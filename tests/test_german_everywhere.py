@@ -140,3 +140,64 @@ def test_every_games_count_is_translated_and_keeps_its_figures():
     assert boardview.score_text(get_game("go"), "W+7.5 (Black 0, White 7.5)") == "W+7.5 (Black 0, White 7.5)"
 
 
+# -- 3. the mails about an account's addresses -----------------------------------------
+
+
+def test_add_and_its_confirmation_speak_the_accounts_language(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    assert players.send(ALICE, f"add alice alicepw {WORK}").status == "applied"
+    ask = outbox.to(WORK)[-1]
+    assert ask["Subject"] == f"pbm: bitte {WORK} bestätigen"
+    assert outbox.to(ALICE)[-1]["Subject"] == f"pbm: Bestätigung an {WORK} geschickt"
+    assert players.send(WORK, "Re: confirm", "yes", to=reply_to(ask)).status == "applied"
+    added = outbox.new()[-2:]
+    assert {to(m) for m in added} == {ALICE, WORK}
+    assert [m["Subject"] for m in added] == ["pbm: Adresse hinzugefügt"] * 2
+    # what the account's added address is answered is in the account's language too
+    players.send(WORK, "go show abc")
+    assert "'abc' ist keine Brettnummer" in flat(outbox.to(WORK)[-1])
+
+
+def test_add_from_the_new_address_itself_is_answered_in_the_accounts_language(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    assert players.send(WORK, "add alice alicepw alice@work.test").status == "applied"
+    assert [m["Subject"] for m in outbox.new()[-2:]] == ["pbm: Adresse hinzugefügt"] * 2
+
+
+def test_change_address_and_its_confirmation_speak_the_accounts_language(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "change address alice alicepw alice@new.test")
+    ask = outbox.to("alice@new.test")[-1]
+    assert ask["Subject"] == "pbm: bitte alice@new.test bestätigen"
+    assert "Jemand möchte das pbm-Konto alice auf diese Adresse umziehen." in flat(ask)
+    assert players.send("alice@new.test", "Re: x", "yes", to=reply_to(ask)).status == "applied"
+    changed = outbox.new()[-2:]
+    assert {to(m) for m in changed} == {ALICE, "alice@new.test"}
+    assert [m["Subject"] for m in changed] == ["pbm: Adresse geändert"] * 2
+
+
+def test_the_signoff_mail_speaks_the_accounts_language(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "signoff alice alicepw")
+    assert outbox.to(ALICE)[-1]["Subject"] == "pbm: Konto alice geschlossen"
+
+
+# -- 4. the invitation from /new ----------------------------------------------------
+
+
+def test_the_invitation_mail_speaks_the_language_of_the_page_the_host_used(players, outbox, app):
+    players.send(ALICE, "language alice alicepw de")  # the address's account is not asked
+    outbox.new()
+    german = app.test_client().post("/new", headers=GERMAN, data={"game": "go", "mode": "friend",
+                                                                   "email": "host@players.test"})
+    assert german.status_code == 303
+    mail = outbox.new()[-1]
+    assert to(mail) == "host@players.test" and mail["Subject"] == "Go Brett 101: dein Einladungslink"
+    assert "Du hast eine Partie Go mit einem Freund begonnen (Brett 101)." in flat(mail)
+    english = app.test_client().post("/new", headers=ENGLISH, data={"game": "go", "mode": "friend", "email": ALICE})
+    assert english.status_code == 303
+    mail = outbox.new()[-1]
+    assert to(mail) == ALICE and mail["Subject"] == "Go Board 102: your invitation link"
+    assert "You started a game of Go to play with a friend (board 102)." in flat(mail)
+
+
