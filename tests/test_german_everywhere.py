@@ -201,3 +201,71 @@ def test_the_invitation_mail_speaks_the_language_of_the_page_the_host_used(playe
     assert "You started a game of Go to play with a friend (board 102)." in flat(mail)
 
 
+# -- 5. the board picture's words -------------------------------------------------------
+
+
+def picture_words(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return [root.get("aria-label"), root.find(SVG + "title").text] + \
+        [e.text for e in root.iter(SVG + "text") if "caption" in (e.get("class") or "")]
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_the_board_pictures_title_and_captions_are_german_on_a_german_page(name):
+    game = get_game(name)
+    for number, state in enumerate(positions(game, games=1, moves=40)):
+        if number == 0 and name != "dragons":
+            continue  # an empty board: nothing to compare but the numbers
+        english = picture_words(board_svg(name, state, move_number=number, last_move=None))
+        with i18n.language("de"):
+            german = picture_words(board_svg(name, state, move_number=number, last_move=None))
+        assert len(german) == len(english) >= 3, name
+        for de, en in zip(german, english):
+            assert de != en, (name, de)
+
+
+def test_the_board_picture_on_a_german_page_says_the_last_move_in_german(players, app):
+    players.send(ALICE, "go challenge alice bob")
+    players.send(ALICE, "go move 101 alice alicepw D4")
+    page = app.test_client().get("/games/101", headers=GERMAN).get_data(as_text=True)
+    title = re.search(r"<svg[^>]*>\s*<title>([^<]*)</title>", page)[1]
+    assert title == "Go 9x9 nach Zug 1: 1 schwarze und 0 weiße Steine; letzter Zug D4"
+    assert "Geschlagen von Schwarz 0, von Weiß 0" in page
+
+
+# -- 6. the server's own error pages ---------------------------------------------------------
+
+
+def test_an_unknown_address_is_a_page_in_the_requests_language(client):
+    german = client.get("/no/such/page", headers=GERMAN)
+    assert german.status_code == 404 and german.mimetype == "text/html"
+    assert shown(german).language == "de"
+    assert "Unter dieser Adresse gibt es keine Seite; prüfe sie oder fang bei der Liste aller Bretter an." \
+        in shown(german).texts
+    assert "requested URL" not in german.get_data(as_text=True)
+    english = client.get("/no/such/page", headers=ENGLISH)
+    assert "There is no page at this address; check it, or start from the list of all boards." \
+        in shown(english).texts
+
+
+def test_a_method_a_route_does_not_take_is_405_in_the_requests_language(client):
+    answer = client.post("/healthz", headers=GERMAN)
+    assert answer.status_code == 405 and "GET" in answer.headers["Allow"]
+    assert "Diese Adresse beantwortet keine POST-Anfragen." in shown(answer).texts
+    assert "This address does not answer POST requests." in shown(client.post("/healthz", headers=ENGLISH)).texts
+
+
+def test_json_text_and_the_webhook_keep_their_own_forms(client):
+    missing = client.get("/games/nothing.json", headers=GERMAN)
+    assert missing.status_code == 404 and missing.json == {
+        "status": "error",
+        "error": "Unter dieser Adresse gibt es keine Seite; prüfe sie oder fang bei der Liste aller Bretter an."}
+    text = client.get("/games/nothing.txt", headers=GERMAN)
+    assert text.status_code == 404 and text.mimetype == "text/plain"
+    assert text.get_data(as_text=True).startswith("Unter dieser Adresse gibt es keine Seite")
+    webhook = client.get("/inbound/email", headers=GERMAN)  # mail systems are answered in English
+    assert webhook.status_code == 405 and webhook.json == {
+        "status": "error", "error": "This address does not answer GET requests."}
+    assert "POST" in webhook.headers["Allow"]
+    assert client.get("/games/9999", headers=GERMAN).status_code == 404  # a route's own sentence stays
+    assert "Es gibt kein Brett 9999." in shown(client.get("/games/9999", headers=GERMAN)).texts
