@@ -4,6 +4,7 @@ replay the log there)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Sequence
@@ -72,6 +73,18 @@ def reason_text(game: Game, outcome: Outcome) -> str:
             if outcome.reason == reason % {"side": side}:
                 return gettext(reason, side=side_name(game, seat))
     return gettext(outcome.reason)
+
+
+def score_text(game: Game, score: str) -> str:
+    """An outcome's count (``W+7.5 (Black 0, White 7.5)``, ``Blue 9, Orange 4``), stored
+    in English with the board, in the current language: the sides it names and the
+    word ``draw`` translated, the figures and SGF's ``W+`` kept."""
+    words = {side: side_name(game, seat) for seat, side in enumerate(game.sides)}
+    words["draw"] = gettext("draw")
+    return _SCORE_WORDS.sub(lambda m: words.get(m[0], m[0]), score)
+
+
+_SCORE_WORDS = re.compile(r"\b[A-Za-z]+\b")
 
 
 RECENT_MOVES = 10  # moves listed in a board mail (their text shows all)
@@ -177,7 +190,7 @@ class BoardView:
     def status_line(self) -> str:
         if self.outcome is not None:
             o = self.outcome
-            score = f" {o.score}." if o.score else ""
+            score = f" {score_text(self.game, o.score)}." if o.score else ""
             reason = reason_text(self.game, o)
             if o.kind == "cancellation":
                 return gettext("Game cancelled: %(reason)s.", reason=reason)
@@ -262,7 +275,9 @@ class BoardView:
         return gettext("%(asker)s offers a draw; %(other)s may accept or reject.", asker=asker, other=other)
 
     def diagram(self, legal: bool = False) -> str:
-        return self.game.diagram(self.state, legal=legal and self.is_latest)
+        """The game's ASCII board with its legend in the current language (the drawing
+        itself is the same in every language)."""
+        return game_sentence(self.game.diagram(self.state, legal=legal and self.is_latest))
 
     def text(self, recent: int | None = RECENT_MOVES, legal: bool = False) -> str:
         """Header, status, recent moves and the diagram, as plain text in the current

@@ -106,10 +106,11 @@ def test_every_ending_the_server_writes_reads_german(kind, seat):
 
 class ShownText(HTMLParser):
     """The visible texts of a page, each whitespace-collapsed: text nodes outside
-    script, style, the SVG board, the ASCII diagram (notation) and anything marked
-    ``lang="en"`` (a game's own sentence), and the attributes in SHOWN_ATTRIBUTES."""
+    script, style and anything marked ``lang="en"`` (a game's own sentence), the
+    board picture's title and captions and the ASCII diagram's legend included, and
+    the attributes in SHOWN_ATTRIBUTES."""
 
-    SKIPPED = {"script", "style", "svg", "pre"}
+    SKIPPED = {"script", "style"}
     VOID = {"meta", "link", "input", "br", "img", "hr", "source", "area", "base", "col", "embed", "wbr"}
 
     def __init__(self):
@@ -224,7 +225,7 @@ def pages(players, server, app):
         "/new?game=twotigers": 200, "/new?game=twodragons": 200,
         invite: 409, closed_invite: 410, "/join/" + "x" * 20: 404,
         "/games/9999": 404, "/games/101?move=x": 400, "/play/notalink": 404, "/new?game=chess": 404,
-        "/language/fr": 404, "/standings/go": 200, "/standings/greatkingdom": 200, "/standings/chess": 404,
+        "/language/fr": 404, "/no/such/page": 404, "/standings/go": 200, "/standings/greatkingdom": 200, "/standings/chess": 404,
         ("previewer", unused): 200,
     }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from string import Formatter
 from functools import lru_cache
 from typing import Any, Hashable, Protocol, Sequence
 
@@ -54,6 +55,19 @@ class GameText(str):
         text = cls(separator.join(f"%({name})s" for name in names), **dict(zip(names, parts)))
         text.joined = True
         return text
+
+    @classmethod
+    def fill(cls, template: str, **values) -> str:
+        """``template.format(**values)`` as one text whose values stay translatable
+        (a help text in one language, holding an example ``diagram`` whose legend the
+        server shows in the reader's language); the template's own words stay as written."""
+        parts: list = []
+        for literal, field_name, _, _ in Formatter().parse(template):
+            if literal:
+                parts.append(literal)
+            if field_name is not None:
+                parts.append(values[field_name])
+        return cls.join(parts, "")
 
 
 class MoveError(GameError):
@@ -296,13 +310,17 @@ class Game(Protocol):
 
     def diagram(self, state: State, legal: bool = False) -> str:
         """The ASCII board, lines of at most 78 characters; with ``legal``, also mark
-        where the player to move may play (for games that can)."""
+        where the player to move may play (for games that can). The English text, made
+        with ``GameText.join`` of the drawing (plain text, the same in every language)
+        and its legend lines (``GameText``), so the server shows the legend in the
+        reader's language."""
 
     def status(self, state: State) -> str:
         """A short line about the position (score, captures, stock), or ''."""
 
     def help_text(self, language: str = "en") -> str:
-        """The rules, notation and an example board, in ``language`` (``en`` or ``de``)."""
+        """The rules, notation and an example board, in ``language`` (``en`` or ``de``);
+        made with ``GameText.fill``, so the example's legend can follow ``language`` too."""
         ...
 
     def consequences(self, before: State, after: State) -> Consequences:

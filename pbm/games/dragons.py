@@ -324,14 +324,14 @@ class Dragons(TurnBased):
         marks = {cell: "*" for cell in state.compulsory()} if not state.outcome else {}
         from .dragons_diagram import draw  # the drawing sits beside the rules and reads them
 
-        text = draw(state, marks)
-        legend = "o/x edge colours, numbers are tiles" + ("; * a gap that must be filled" if marks else "")
-        lines = [text, legend]
+        legend = [GameText("o/x edge colours, numbers are tiles")]
+        if marks:
+            legend.append(GameText("* a gap that must be filled"))
+        lines = [draw(state, marks), GameText.join(legend, "; ")]
         if legal and not state.outcome:
-            lines.append("Playable cells and the orientations that fit:")
-            for name, fits in self.playable(state):
-                lines.append(f"  {name:<6} {' '.join(fits)}")
-        return "\n".join(lines)
+            lines.append(GameText("Playable cells and the orientations that fit:"))
+            lines += [f"  {name:<6} {' '.join(fits)}" for name, fits in self.playable(state)]
+        return GameText.join(lines, "\n")
 
     def consequences(self, before: DragonsState, after: DragonsState) -> Consequences:
         """The tiles placed automatically after the move, as moves (``(Auto) 5se:F2``)."""
@@ -366,8 +366,8 @@ class Dragons(TurnBased):
             pictures.append("  ".join(f"{ORIENTATIONS[o]:^9}" for o in row).rstrip())
         example = self.initial_state({})
         example = self.apply(example, 0, self.parse_move("1ne:F5", example))
-        return (HELP_DE if language == "de" else HELP).format(orientations="\n".join(pictures),
-                                                              diagram=self.diagram(example, legal=False))
+        return GameText.fill(HELP_DE if language == "de" else HELP, orientations="\n".join(pictures),
+                             diagram=self.diagram(example, legal=False))
 
     # -- storage -----------------------------------------------------------
 

@@ -320,11 +320,16 @@ class Go(Declared):
 
         last = (state.last % size, state.last // size) if state.last is not None else None
         last_stone = STONE.get(state.board[last[1] * size + last[0]]) if last else None
-        legend = "X Black  O White" + (f"  ({last_stone}) the last move" if last_stone in ("X", "O") else "") \
-            + ("  x/o dead" if state.dead else "") \
-            + ("  b/w Black's/White's area" if state.phase != PLAY else "")
-        captures = f"Captured so far: by Black {state.captures[0]}, by White {state.captures[1]}"
-        return square_diagram(size, cell, last) + "\n" + legend + "\n" + captures
+        legend = [GameText("X Black  O White")]
+        if last_stone in ("X", "O"):
+            legend.append(GameText("(%(stone)s) the last move", stone=last_stone))
+        if state.dead:
+            legend.append(GameText("x/o dead"))
+        if state.phase != PLAY:
+            legend.append(GameText("b/w Black's/White's area"))
+        captures = GameText("Captured so far: by Black %(black)s, by White %(white)s", black=state.captures[0],
+                            white=state.captures[1])
+        return GameText.join((square_diagram(size, cell, last), GameText.join(legend, "  "), captures), "\n")
 
     def status(self, state: GoState) -> str:
         komi = GameText("Komi %(komi)s.", komi=format(state.komi, "g"))
@@ -347,7 +352,7 @@ class Go(Declared):
         example = self.initial_state({"size": 9})
         for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (6, 2)), (1, (2, 6)), (0, (4, 4))):
             example = self.apply(example, side, point)
-        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
+        return GameText.fill(HELP_DE if language == "de" else HELP, diagram=self.diagram(example))
 
     # -- game record -------------------------------------------------------
 

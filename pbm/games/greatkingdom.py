@@ -213,9 +213,10 @@ class GreatKingdom(TurnBased):
                 return "o"
             return SYMBOL[state.board[i]]
 
-        legend = ("B Blue castle  O Orange castle  # neutral castle  b/o territory"
-                  + ("  * destroyed" if destroyed else ""))
-        return square_diagram(size, cell, state.last) + "\n" + legend
+        legend = [GameText("B Blue castle  O Orange castle  # neutral castle  b/o territory")]
+        if destroyed:
+            legend.append(GameText("* destroyed"))
+        return GameText.join((square_diagram(size, cell, state.last), GameText.join(legend, "  ")), "\n")
 
     def status(self, state: GreatKingdomState) -> str:
         blue, orange = self.scores(state)
@@ -227,7 +228,7 @@ class GreatKingdom(TurnBased):
         example = self.initial_state({"size": 5})
         for side, point in ((0, (1, 1)), (1, (3, 3)), (0, (1, 3))):
             example = self.apply(example, side, point)
-        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
+        return GameText.fill(HELP_DE if language == "de" else HELP, diagram=self.diagram(example))
 
     # -- storage -----------------------------------------------------------
 

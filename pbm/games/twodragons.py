@@ -221,9 +221,12 @@ class TwoDragons(TurnBased):
             return SYMBOL[state.board[y * size + x]]
 
         last = (state.last % size, state.last // size) if state.last is not None else None
-        legend = "O White  X Black" + (f"  ({SYMBOL[state.board[state.last]]}) the last move" if last else "") \
-            + ("  * where the player to move may play" if hints else "")
-        return square_diagram(size, cell, last) + "\n" + legend
+        legend = [GameText("O White  X Black")]
+        if last:
+            legend.append(GameText("(%(stone)s) the last move", stone=SYMBOL[state.board[state.last]]))
+        if hints:
+            legend.append(GameText("* where the player to move may play"))
+        return GameText.join((square_diagram(size, cell, last), GameText.join(legend, "  ")), "\n")
 
     def status(self, state: TwoDragonsState) -> str:
         parts = []
@@ -247,7 +250,7 @@ class TwoDragons(TurnBased):
         example = self.initial_state({"size": 9})
         for side, point in ((0, (2, 2)), (1, (6, 6)), (0, (4, 4)), (1, (6, 2)), (0, (2, 3))):
             example = self.apply(example, side, point)
-        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example, legal=True))
+        return GameText.fill(HELP_DE if language == "de" else HELP, diagram=self.diagram(example, legal=True))
 
     def to_json(self, state: TwoDragonsState) -> dict:
         return {"size": state.size, "dragons": state.dragons, "board": "".join(map(str, state.board)),

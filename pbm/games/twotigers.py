@@ -261,8 +261,9 @@ class TwoTigers(TurnBased):
                     if x < SIZE - 1:
                         links[10 + 6 * x] = "\\" if has_diagonals(y * SIZE + x) else "/"
                 out.append("".join(links).rstrip())
-        out += [letters, "T tiger  G goat  G5 a pile of 5 goats  (x) last move"]
-        return "\n".join(out)
+        out.append(letters)
+        return GameText.join(("\n".join(out), GameText("T tiger  G goat  G5 a pile of 5 goats  (x) last move")),
+                             "\n")
 
     def status(self, state: TwoTigersState) -> str:
         return GameText("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s).", goats=state.goats,
@@ -273,7 +274,7 @@ class TwoTigers(TurnBased):
 
     def help_text(self, language: str = "en") -> str:
         example = self.apply(self.initial_state({}), GOATS, self.parse_move("b3-b4", None))
-        return (HELP_DE if language == "de" else HELP).format(diagram=self.diagram(example))
+        return GameText.fill(HELP_DE if language == "de" else HELP, diagram=self.diagram(example))
 
     # -- storage -----------------------------------------------------------
 

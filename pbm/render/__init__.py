@@ -4,7 +4,9 @@ The same picture goes on the board page and the play page; ``interactive``
 adds the play hooks of ``shared/interface.md`` ("Web play"): an invisible
 clickable ``[data-point]`` per point (Go, Great Kingdom, 2 Dragons, Two
 Tigers) and ``[data-cell]`` on each Dragons cell the player to move may
-fill. Cells are outlined on every picture; only the hooks differ.
+fill. Cells are outlined on every picture; only the hooks differ. The
+picture's words (its accessible title and its captions) are in the current
+language (``pbm.i18n``: a page's).
 """
 
 from __future__ import annotations

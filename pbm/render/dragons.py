@@ -18,6 +18,7 @@ from math import sqrt
 
 from pbm.games.base import MoveError
 from pbm.games.dragons import DRAGONS, ORIENTATIONS, STEP, Cell, DragonsState, fitting
+from pbm.i18n import gettext as _
 
 from .svg import INK, caption, document, el, num, points, text
 
@@ -132,21 +133,21 @@ def render(state: DragonsState, move_number: int, last_move: str | None, interac
 
 
 def summary(state: DragonsState, auto: tuple[int, ...], must: bool) -> str:
-    words = ["O orange, X blue", f"tiles {len(state.tiles)} of {state.pool}"]
+    words = [_("O orange, X blue"), _("tiles %(placed)s of %(pool)s", placed=len(state.tiles), pool=state.pool)]
     if auto:
-        words.append("placed automatically: " + ", ".join(map(str, auto)))
+        words.append(_("placed automatically: %(tiles)s", tiles=", ".join(map(str, auto))))
     if must:
-        words.append("a gap must be filled")
+        words.append(_("a gap must be filled"))
     return "; ".join(words)
 
 
 def describe(state: DragonsState, move_number: int, last_move: str | None, auto: tuple[int, ...]) -> str:
-    words = [f"Dragons after move {move_number}: {len(state.tiles)} of {state.pool} tiles placed "
-             "(O orange, X blue)"]
+    words = [_("Dragons after move %(move)s: %(placed)s of %(pool)s tiles placed (O orange, X blue)",
+               move=move_number, placed=len(state.tiles), pool=state.pool)]
     if last_move:
-        words.append(f"last move {last_move}")
+        words.append(_("last move %(move)s", move=last_move))
     if auto:
-        words.append("tiles " + ", ".join(map(str, auto)) + " placed automatically")
+        words.append(_("tiles %(tiles)s placed automatically", tiles=", ".join(map(str, auto))))
     return "; ".join(words)
 
 

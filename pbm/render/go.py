@@ -6,6 +6,7 @@ from __future__ import annotations
 from pbm.games.base import MoveError
 from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState, star_points
 from pbm.games.go import area_owners as go_area_owners
+from pbm.i18n import gettext as _
 
 from .square import SquareBoard
 from .svg import INK, document, el, num
@@ -76,12 +77,14 @@ def render(state: GoState, move_number: int, last_move: str | None, interactive:
         x, y = board.index_at(mark)
         parts.append(el("circle", cx=x, cy=y, r=0.2, fill="none", stroke=MARK_ON[state.board[mark]],
                         stroke_width=0.08, class_="last-move"))
-    captures = f"Captured by Black {state.captures[0]}, by White {state.captures[1]}"
-    parts.append(board.caption(0, captures))
+    parts.append(board.caption(0, _("Captured by Black %(black)s, by White %(white)s", black=state.captures[0],
+                                    white=state.captures[1])))
     if scoring:
         black, white = GO.score(state)
-        count = f"Black {black:g}, White {white:g} (komi {state.komi:g})"
-        parts.append(board.caption(1, ("Final area: " if state.phase == OVER else "Area now: ") + count))
+        count = {"black": format(black, "g"), "white": format(white, "g"), "komi": format(state.komi, "g")}
+        parts.append(board.caption(1, _("Final area: Black %(black)s, White %(white)s (komi %(komi)s)", **count)
+                                   if state.phase == OVER else
+                                   _("Area now: Black %(black)s, White %(white)s (komi %(komi)s)", **count)))
     if interactive:
         parts.append(board.hits())
     return document(*parts, width=board.width, height=board.height, kind="go", move_number=move_number,
@@ -99,9 +102,10 @@ def square(x: float, y: float) -> str:
 def describe(state: GoState, move_number: int, last_move: str | None) -> str:
     black = sum(1 for v in state.board if v == BLACK)
     white = sum(1 for v in state.board if v == WHITE)
-    words = [f"Go {state.size}x{state.size} after move {move_number}: {black} black and {white} white stones"]
+    words = [_("Go %(size)sx%(size)s after move %(move)s: %(black)s black and %(white)s white stones",
+               size=state.size, move=move_number, black=black, white=white)]
     if last_move:
-        words.append(f"last move {last_move}")
+        words.append(_("last move %(move)s", move=last_move))
     if state.phase != PLAY:
-        words.append(f"scoring: {len(state.dead)} stones marked dead")
+        words.append(_("scoring: %(count)s stones marked dead", count=len(state.dead)))
     return "; ".join(words)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pbm.games.base import MoveError
 from pbm.games.greatkingdom import BLUE, GREAT_KINGDOM, NEUTRAL, ORANGE, GreatKingdomState, territory
+from pbm.i18n import gettext as _
 
 from .square import SquareBoard
 from .svg import INK, document, el, num
@@ -45,8 +46,9 @@ def render(state: GreatKingdomState, move_number: int, last_move: str | None, in
         parts.append(el("circle", cx=x, cy=y - 0.02, r=0.13, fill="#fff", stroke="#111", stroke_width=0.03,
                         class_="last-move"))
     blue, orange = GREAT_KINGDOM.scores(state)
-    parts += [board.caption(0, f"Territory: Blue {blue}, Orange {orange}"),
-              board.caption(1, f"Castles in hand: Blue {state.stock[0]}, Orange {state.stock[1]}")]
+    parts += [board.caption(0, _("Territory: Blue %(blue)s, Orange %(orange)s", blue=blue, orange=orange)),
+              board.caption(1, _("Castles in hand: Blue %(blue)s, Orange %(orange)s", blue=state.stock[0],
+                                 orange=state.stock[1]))]
     if interactive:
         parts.append(board.hits())
     return document(*parts, width=board.width, height=board.height, kind="greatkingdom",
@@ -77,8 +79,8 @@ def last_point(state: GreatKingdomState, last_move: str | None) -> tuple[int, in
 def describe(state: GreatKingdomState, move_number: int, last_move: str | None) -> str:
     blue = state.board.count(BLUE)
     orange = state.board.count(ORANGE)
-    words = [f"Great Kingdom {state.size}x{state.size} after move {move_number}: "
-             f"{blue} blue and {orange} orange castles"]
+    words = [_("Great Kingdom %(size)sx%(size)s after move %(move)s: %(blue)s blue and %(orange)s orange castles",
+               size=state.size, move=move_number, blue=blue, orange=orange)]
     if last_move:
-        words.append(f"last move {last_move}")
+        words.append(_("last move %(move)s", move=last_move))
     return "; ".join(words)

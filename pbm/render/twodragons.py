@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pbm.games.base import MoveError
 from pbm.games.twodragons import BLACK, TWO_DRAGONS, WHITE, TwoDragonsState
+from pbm.i18n import gettext as _
 
 from .square import SquareBoard
 from .svg import INK, document, el, num
@@ -76,7 +77,7 @@ def render(state: TwoDragonsState, move_number: int, last_move: str | None, inte
         halos = [circle(*board.index_at(i), 0.56) for group in dragons for i in group]
         parts.append(el("g", el("path", d=links, stroke_width=0.7, stroke=DRAGON) if links else "", *halos,
                         fill=DRAGON, class_=f"dragon {NAME[colour]}"))
-        summary.append(f"{TWO_DRAGONS.sides[colour - 1]} "
+        summary.append(f"{_(TWO_DRAGONS.sides[colour - 1])} "
                        f"{'+'.join(str(len(g)) for g in dragons) or '0'} = {sum(map(len, dragons))}")
     for colour in (WHITE, BLACK):
         pieces = [circle(*board.index_at(i), 0.44) for i, v in enumerate(state.board) if v == colour]
@@ -87,7 +88,7 @@ def render(state: TwoDragonsState, move_number: int, last_move: str | None, inte
         x, y = board.index_at(mark)
         parts.append(el("circle", cx=x, cy=y, r=0.27, fill="none", stroke=MARK_ON[state.board[mark]],
                         stroke_width=0.07, class_="last-move"))
-    parts.append(board.caption(0, "Scoring dragons: " + "; ".join(summary)))
+    parts.append(board.caption(0, _("Scoring dragons: %(dragons)s", dragons="; ".join(summary))))
     if interactive:
         parts.append(board.hits())
     return document(*parts, width=board.width, height=board.height, kind="twodragons",
@@ -113,8 +114,8 @@ def last_point(state: TwoDragonsState, last_move: str | None) -> int | None:
 
 
 def describe(state: TwoDragonsState, move_number: int, last_move: str | None) -> str:
-    words = [f"2 Dragons {state.size}x{state.size} after move {move_number}: "
-             f"{state.board.count(WHITE)} white and {state.board.count(BLACK)} black pieces"]
+    words = [_("2 Dragons %(size)sx%(size)s after move %(move)s: %(white)s white and %(black)s black pieces",
+               size=state.size, move=move_number, white=state.board.count(WHITE), black=state.board.count(BLACK))]
     if last_move:
-        words.append(f"last move {last_move}")
+        words.append(_("last move %(move)s", move=last_move))
     return "; ".join(words)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pbm.games.base import MoveError
 from pbm.games.twotigers import (COLUMNS, FEWEST_GOATS, SIZE, TIGER, TWO_TIGERS, TwoTigersState, lines, name,
                                  step)
+from pbm.i18n import gettext as _
 
 from .svg import INK, caption, document, el, label, num, points
 
@@ -54,7 +55,8 @@ def render(state: TwoTigersState, move_number: int, last_move: str | None, inter
         x, y = at(path[-1])
         parts.append(el("circle", cx=x, cy=y, r=0.42, fill="none", stroke=PATH, stroke_width=0.06,
                         class_="last-move"))
-    words = f"Goats left: {state.goats} of 20 (the tigers win below {FEWEST_GOATS})"
+    words = _("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s)", goats=state.goats,
+              fewest=FEWEST_GOATS)
     parts.append(caption(width / 2, width + 0.25, words, width, size=0.3))
     if interactive:
         hits = [el("circle", data_point=name(p), cx=x, cy=y, r=0.48)
@@ -98,8 +100,10 @@ def last_path(state: TwoTigersState, last_move: str | None) -> tuple[int, ...] |
 
 def describe(state: TwoTigersState, move_number: int, last_move: str | None) -> str:
     tigers = [name(p) for p, v in enumerate(state.board) if v == TIGER]
-    words = [f"Two Tigers after move {move_number}: tigers on {' and '.join(tigers)}; "
-             f"{state.goats} goats"]
+    places = _("%(first)s and %(second)s", first=tigers[0], second=tigers[1]) if len(tigers) == 2 \
+        else ", ".join(tigers)
+    words = [_("Two Tigers after move %(move)s: tigers on %(places)s; %(goats)s goats", move=move_number,
+               places=places, goats=state.goats)]
     if last_move:
-        words.append(f"last move {last_move}")
+        words.append(_("last move %(move)s", move=last_move))
     return "; ".join(words)

@@ -164,7 +164,7 @@ def change_address(unit: Unit, command: Command, comment: str) -> None:
     if address == unit.mail.sender or address == player.email:
         _move_account(unit, player, address)
     else:
-        _ask_confirmation(unit, "address", address, userid=player.userid, player_id=player.id)
+        _ask_confirmation(unit, "address", address, player.language, userid=player.userid, player_id=player.id)
 
 
 def confirm(unit: Unit, token: str) -> None:
@@ -225,11 +225,15 @@ def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> 
 def _move_account(unit: Unit, player: Player, address: str) -> None:
     unit.session.execute(delete(PlayerAddress).where(PlayerAddress.email == address))  # added, now primary
     old, player.email = player.email, address
-    for to in dict.fromkeys((old, address)):  # both told; once when unchanged
-        letters.send(unit, to, "address_changed", userid=player.userid, new=address, old=old)
+    for to in dict.fromkeys((old, address)):  # both told, in the account's language; once when unchanged
+        letters.send(unit, to, "address_changed", userid=player.userid, new=address, old=old,
+                     language=player.language)
 
 
-def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
+def _ask_confirmation(unit: Unit, action: str, address: str, language: str | None = None, **pending) -> None:
+    """Mail ``address`` a confirmation of ``action`` and tell the sender; for an
+    account's own address (``add``, ``change address``) both in the account's
+    ``language``, not in that of whoever the addresses may belong to."""
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
                                        "separately."))
@@ -238,10 +242,10 @@ def _ask_confirmation(unit: Unit, action: str, address: str, **pending) -> None:
                                 **pending)
     unit.session.add(confirmation)
     letters.send(unit, address, "confirm", auto="auto-generated", action=action, address=address,
-                 userid=pending["userid"], days=CONFIRM_DAYS,
+                 userid=pending["userid"], days=CONFIRM_DAYS, language=language,
                  reply_to=reply_address(unit.settings, CONFIRM_BOARD, confirmation.token))
     letters.send(unit, unit.mail.sender, "confirm_sent", action=action, address=address,
-                 userid=pending["userid"], days=CONFIRM_DAYS)
+                 userid=pending["userid"], days=CONFIRM_DAYS, language=language)
 
 
 def add_address(unit: Unit, command: Command, comment: str) -> None:
@@ -253,7 +257,7 @@ def add_address(unit: Unit, command: Command, comment: str) -> None:
     if address == unit.mail.sender:
         _add_address(unit, player, address)
     else:
-        _ask_confirmation(unit, "add", address, userid=player.userid, player_id=player.id)
+        _ask_confirmation(unit, "add", address, player.language, userid=player.userid, player_id=player.id)
 
 
 def _check_can_add(unit: Unit, player: Player, address: str) -> None:
@@ -271,8 +275,9 @@ def _check_can_add(unit: Unit, player: Player, address: str) -> None:
 
 def _add_address(unit: Unit, player: Player, address: str) -> None:
     unit.session.add(PlayerAddress(player_id=player.id, email=address, created_at=unit.now))
-    for to in (player.email, address):
-        letters.send(unit, to, "address_added", userid=player.userid, primary=player.email, added=address)
+    for to in (player.email, address):  # both in the account's language
+        letters.send(unit, to, "address_added", userid=player.userid, primary=player.email, added=address,
+                     language=player.language)
 
 
 def signoff(unit: Unit, command: Command, comment: str) -> None:
@@ -296,7 +301,7 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     address = player.email
     player.email, player.password_hash = None, None
     unit.session.flush()
-    letters.send(unit, address, "signoff", userid=player.userid, resigned=running)
+    letters.send(unit, address, "signoff", userid=player.userid, resigned=running, language=player.language)
 
 
 def signed_off(player: Player) -> PlayerError:

@@ -23,7 +23,7 @@ from .. import i18n
 from ..boardview import BoardView, game_sentence, game_record, load_records
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
-from ..models import Board, InboundMessage, Player, Subscription
+from ..models import Board, InboundMessage, Player, PlayerAddress, Subscription
 from . import ratings
 from .errors import PlayerError
 from .unit import Unit
@@ -61,12 +61,13 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
     """Compose template ``name`` for ``to`` and queue it in this unit of work; a
     player without an address (``to`` None) gets no mail. ``relayed``: the mail
     passes a player's words on (chat, message; see ``within_limits``). The mail is
-    in ``language``, by default the language of the player with that address."""
+    in ``language``, by default the language of the player whose address (primary
+    or added) ``to`` is."""
     if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm",
                                                             relayed=relayed):
         return
     if language is None:
-        language = unit.session.exec(select(Player.language).where(Player.email == to)).first()
+        language = unit.session.exec(_LANGUAGE_OF, params={"to": to}).first()
     subject, body = render(name, language or i18n.DEFAULT, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
     mail = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
@@ -75,6 +76,12 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
                    in_reply_to=unit.mail.message_id if unit.mail and to == unit.mail.sender else None,
                    attachments=attachments)
     unit.queue(mail, board_id)
+
+
+# Built once (see ``_SUBSCRIPTIONS``): the language of the account an address belongs to.
+_LANGUAGE_OF = select(Player.language).where(or_(
+    Player.email == bindparam("to"),
+    Player.id.in_(select(PlayerAddress.player_id).where(PlayerAddress.email == bindparam("to")))))
 
 
 def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False) -> bool:

@@ -38,7 +38,7 @@ from sqlmodel import Session, select
 from ..boardview import game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
-from ..i18n import N_, LazyText, gettext, lazy_gettext
+from ..i18n import N_, LazyText, current, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import GUEST_PREFIX, normalise_address
@@ -133,11 +133,13 @@ def lazy_option_sentence(error: OptionError) -> LazyText:
 
 def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: dict[str, str],
           side: str | None = None, name: str | None = None, guest_name: str | None = None,
-          address: str | None = None, now: datetime | None = None) -> Started:
+          address: str | None = None, language: str | None = None, now: datetime | None = None) -> Started:
     """Open a room and its first board. ``options`` are the game's options as typed
     (empty ones take the default); ``side`` is the person's seat against the
     computer (``0`` moves first, ``1`` second; default 0); ``address`` (friend
-    rooms) receives the invitation. PlayerError with a sentence for any bad input."""
+    rooms) receives the invitation, in ``language``: the language of the page the
+    host filled in (default: the current one), whatever account the address may
+    have. PlayerError with a sentence for any bad input."""
     found = REGISTRY.get((game or "").strip().lower())
     if found is None:
         titles = ", ".join(g.title for g in REGISTRY.values())
@@ -158,6 +160,7 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
         seat = int(side or 0)
         computer.check_can_play(found, settings)
     address = normalise_address(address.strip()) if mode == FRIEND and address and address.strip() else None
+    language = language or current()
 
     def work(unit: Unit) -> Started:
         if address is not None:
@@ -175,6 +178,7 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
         unit.session.add(board)
         if address is not None:
             letters.send(unit, address, "room_invitation", board=board, game=found, auto="auto-generated",
+                         language=language,
                          invite_url=invite_url(settings, room.invite),
                          play_url=f"{settings.base_url}/play/{board.token0}", days=int(EXPIRE_DAYS))
         return Started(board.id, board.token(seat), room.invite, host_key)

@@ -10,10 +10,12 @@ from pathlib import Path
 from flask import Flask, Response, current_app, g, jsonify, render_template, request, url_for
 from flask_babel import Babel, get_locale
 from markupsafe import Markup
+from werkzeug.exceptions import HTTPException
 
 from .. import i18n
 from ..boardview import game_sentence, speaks_current_language
 from ..config import load_settings
+from ..i18n import N_
 from ..i18n import gettext as _
 from ..service import Service
 
@@ -89,6 +91,36 @@ def game_said(text: str) -> str:
     return Markup('<span lang="en">%s</span>') % text
 
 
+# What a page says for a refusal Werkzeug makes itself (its own sentences are
+# English): an unknown address, a method a route does not take, a body too large ...
+HTTP_SENTENCES = {
+    400: N_("The request could not be read; go back and try again."),
+    401: N_("This address needs credentials."),
+    403: N_("This is not allowed here."),
+    404: N_("There is no page at this address; check it, or start from the list of all boards."),
+    405: N_("This address does not answer %(method)s requests."),
+    406: N_("This address cannot answer in a form the request accepts."),
+    408: N_("The request took too long; try again."),
+    409: N_("The request conflicts with what is here now; reload the page and try again."),
+    410: N_("What was at this address is gone."),
+    411: N_("The request must say how long it is."),
+    413: N_("The request is too large."),
+    414: N_("The address is too long."),
+    415: N_("This address does not take that kind of content."),
+    429: N_("Too many requests; wait a while and try again."),
+    431: N_("The request's headers are too large."),
+}
+
+
+def http_sentence(code: int) -> str:
+    """The sentence for HTTP status ``code``, in the current language."""
+    if code in HTTP_SENTENCES:
+        return _(HTTP_SENTENCES[code], method=request.method) if code == 405 else _(HTTP_SENTENCES[code])
+    if code >= 500:
+        return _("The server failed; try again later.")
+    return _("This request cannot be answered (HTTP %(code)s).", code=code)
+
+
 def script_texts() -> dict:
     """The sentences ``play.js`` and ``rooms.js`` show, in the page's language; the
     layout carries them as JSON in the body's ``data-texts`` (no inline script under
@@ -157,19 +189,27 @@ def create_app(overrides: dict | None = None) -> Flask:
         """A board's text or record (``.txt``, ``.sgf``): its error is a plain sentence too."""
         return request.path.endswith((".txt", ".sgf"))
 
-    @app.errorhandler(400)
-    @app.errorhandler(401)
-    @app.errorhandler(403)
-    @app.errorhandler(404)
-    @app.errorhandler(405)
-    @app.errorhandler(413)
-    @app.errorhandler(429)
+    @app.errorhandler(HTTPException)
     def client_error(error):
+        """Any refusal (4xx), with the route's own sentence or, for Werkzeug's own
+        (an unknown address, a method a route does not take ...), ours: as JSON on
+        the webhook and ``.json``, as plain text on ``.txt`` and ``.sgf``, else as a
+        page in the request's language."""
+        if error.code is None or error.code < 400:  # a redirect Werkzeug's routing asks for
+            return error
+        headers = [(name, value) for name, value in error.get_headers() if name.lower() != "content-type"]
+        if error.description != type(error).description:  # the route's own sentence
+            message = error.description
+        elif request.path.startswith("/inbound"):
+            with i18n.language(i18n.DEFAULT):  # the webhook answers mail systems in English
+                message = http_sentence(error.code)
+        else:
+            message = http_sentence(error.code)
         if wants_json():
-            return jsonify(status="error", error=error.description), error.code
+            return jsonify(status="error", error=message), error.code, headers
         if wants_text():
-            return Response(f"{error.description}\n", status=error.code, mimetype="text/plain")
-        return render_template("error.html", code=error.code, message=error.description), error.code
+            return Response(f"{message}\n", status=error.code, mimetype="text/plain", headers=headers)
+        return render_template("error.html", code=error.code, message=message), error.code, headers
 
     @app.errorhandler(500)
     def server_error(error):

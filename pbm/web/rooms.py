@@ -25,7 +25,7 @@ from limits.strategies import MovingWindowRateLimiter
 
 from ..db import reading
 from ..games import REGISTRY, get_game
-from ..i18n import N_
+from ..i18n import N_, current
 from ..i18n import gettext as _
 from ..service import rooms
 from ..service.errors import PlayerError
@@ -94,7 +94,8 @@ def new_game():
     try:
         started = rooms.start(service().engine, service().settings, game=name, mode=form.get("mode", ""),
                               options=options, side=form.get("side"), name=form.get("name"),
-                              guest_name=form.get("guest_name"), address=form.get("email"))
+                              guest_name=form.get("guest_name"), address=form.get("email"),
+                              language=current())  # the page's: the invitation mail speaks it
     except PlayerError as error:
         return _form_page(shown, typed, str(error), 400)
     _count_new_game()
