@@ -4,6 +4,7 @@ webhook authentication and limits."""
 
 import hashlib
 import hmac
+import html
 import re
 import time
 import uuid
@@ -170,6 +171,17 @@ def test_a_form_sent_twice_says_already_played(client, server, game):
     assert client.get("/games/101.json").json["move"] == 2
     stale = client.post(f"/play/{bob}", data={**form, "move": "g7"})  # a different move, too late
     assert stale.status_code == 422 and "the board changed since you looked" in stale.get_data(as_text=True)
+
+
+def test_the_form_takes_a_move_as_written_in_a_mail_with_its_number(client, server, game):
+    """``F6#2`` in the box is the move F6 asserted to be move 2, as by mail."""
+    bob = token(server, 1)
+    stale = post_move(client, bob, "F6#1")
+    assert stale.status_code == 422 and "You sent move #1, but the next move on board 101 is #2" in html.unescape(
+        stale.get_data(as_text=True))
+    assert client.get("/games/101.json").json["move"] == 1
+    assert post_move(client, bob, "F6 #2").status_code == 303
+    assert client.get("/games/101.json").json["move"] == 2
 
 
 def test_play_page_refuses_cross_site_posts_and_accepts_origin_null(client, server, game):

@@ -14,6 +14,7 @@ from flask import Blueprint, abort, current_app, jsonify, redirect, render_templ
 from sqlalchemy import or_
 from sqlmodel import select
 
+from ..commands import split_move_number
 from ..db import reading
 from ..games import MoveError, get_game
 from ..i18n import gettext as _
@@ -115,10 +116,11 @@ def play(token: str):
         return _page(token, "board.html")
     if not same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
         abort(403, _("This form was not sent from your private page; reload the page and try again."))
-    move = request.form.get("move", "").strip()
+    move, asserted = split_move_number(request.form.get("move", "").strip())  # "D4#12", as in a mail
     comment = request.form.get("comment", "").strip()
     number = request.form.get("number", "")
     number = int(number) if number.isascii() and number.isdigit() and len(number) < 10 else None
+    number = asserted if asserted is not None else number
     typed = {"move": move, "comment": comment}
     if not move:
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
