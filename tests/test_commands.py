@@ -130,7 +130,7 @@ def test_the_ambiguity_sentence_and_its_usage_name_the_candidates_in_the_readers
 
     with pytest.raises(CommandError) as error:
         parse_command("go re 101 alice pw")
-    assert error.value.usage == "<game> reject <userid> <password>   or   <game> resign <board> <userid> <password>"
+    assert str(error.value.usage) == "<game> reject <userid> <password>   or   <game> resign <board> <userid> <password>"
     with i18n.language("de"):
         assert str(error.value) == "'re' könnte reject oder resign heißen: schreib mehr davon."
 

@@ -386,6 +386,12 @@ def test_a_german_players_board_help_and_error_mails_are_german(players, outbox)
     assert "Der Befehl move braucht mehr Wörter." in body(outbox.new()[-1])
     players.send(ALICE, "go show abc")
     assert "'abc' ist keine Brettnummer (Bretter sind nummeriert wie 101)." in body(outbox.new()[-1])
+    players.send(ALICE, "go unsubscribe 101 alice alicepw")  # a command of two forms
+    usage = " ".join(body(outbox.new()[-1]).split())
+    assert ("Sende stattdessen: <game> subscribe <board> <userid> <password> oder <game> subscribe <userid> "
+            "<password> all") in usage
+    players.send(ALICE, "go chat 101 alice alicepw")  # a form with a note
+    assert "<password> (der Text der Mail ist der Chat)" in " ".join(body(outbox.new()[-1]).split())
 
 
 def test_requests_queues_and_their_refusals_reach_a_german_player_in_german(players, outbox):
