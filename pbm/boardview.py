@@ -183,9 +183,11 @@ class BoardView:
 
     @property
     def new_round_open(self) -> bool:
-        """Whether a new round may still be asked for: the game is over, no new round has
-        begun, and both players still have their accounts."""
-        return self.board.status != "active" and self.board.next_board_id is None and not self.signed_off
+        """Whether a new round may still be asked for: the game was played and is over
+        (not declined or cancelled before it began), no new round has begun, and both
+        players still have their accounts."""
+        return self.board.status != "active" and self.board.next_board_id is None and not self.signed_off \
+            and not (self.outcome is not None and self.outcome.kind == "cancellation")
 
     def status_line(self) -> str:
         if self.outcome is not None:

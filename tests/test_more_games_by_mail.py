@@ -75,7 +75,7 @@ def test_dragons_by_mail_with_a_gap_move_and_auto_moves_to_a_win(players, outbox
     assert "Must fill a gap: 1s." in flat(gap)
     refused = reply(players, outbox, ALICE, "1n:F3")
     assert refused.status == "rejected"
-    assert "A gap must be filled first: play in 1s (each fits two or more orientations)." in refused.error
+    assert "A gap must be filled first: play in 1s (it fits two or more orientations)." in refused.error
     clash = reply(players, outbox, ALICE, "1s:F0")
     assert clash.status == "rejected"
     assert clash.error == "1s:F0 does not fit: its N edge is O but tile 1's S edge is X."

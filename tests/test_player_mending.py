@@ -191,6 +191,10 @@ def test_the_challenged_player_may_decline_before_moving(game, outbox):
     ended = latest_to(outbox, ALICE)
     assert ended["Subject"] == "Great Kingdom Board 101 game over"
     assert "Game cancelled: Orange declined the game before moving." in flat(ended)
+    # A game declined was never played: no new round is offered, and asking gets a sentence.
+    assert "newround" not in flat(ended) and "newround" not in flat(latest_to(outbox, BOB))
+    again = reply(game, outbox, ALICE, "newround")
+    assert again.status == "rejected" and "Board 101 was cancelled before its game began" in again.error
 
 
 def test_decline_after_a_move_is_refused(game, outbox):

@@ -253,9 +253,11 @@ class Dragons(TurnBased):
                     colour=colours[d].upper(), other=other, facing=EDGE_NAMES[(d + 3) % 6], wanted=wanted.upper())
         must = state.compulsory()
         if must and cell not in must:
-            names = ", ".join(state.name(c) for c in must)
-            raise IllegalMoveError("A gap must be filled first: play in %(cells)s (each fits two or more "
-                                   "orientations).", cells=names)
+            if len(must) == 1:
+                raise IllegalMoveError("A gap must be filled first: play in %(cell)s (it fits two or more "
+                                       "orientations).", cell=state.name(next(iter(must))))
+            raise IllegalMoveError("A gap must be filled first: play in one of %(cells)s (each fits two or more "
+                                   "orientations).", cells=", ".join(state.name(c) for c in must))
 
     def apply(self, state: DragonsState, side: int, move) -> DragonsState:
         self.guard(state, side)

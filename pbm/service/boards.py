@@ -285,6 +285,10 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     if board.next_board_id is not None:
         raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
                                        board=board.id, next=board.next_board_id))
+    if (board.outcome or {}).get("kind") == "cancellation":
+        raise PlayerError(lazy_gettext("Board %(board)s was cancelled before its game began, so it has no new "
+                                       "round; challenge again for a new game.", board=board.id),
+                          USAGE["challenge"])
     gone = [player.userid for player in players if player.closed_at is not None]
     if gone:
         raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "

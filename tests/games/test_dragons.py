@@ -156,7 +156,7 @@ def test_seed_gap_move_example_the_move_at_g_is_compulsory():
     g = (1, 0)
     assert position.compulsory() == [g]
     assert sorted(ORIENTATIONS[o] for o in fitting(position.constraint(g))) == ["B0", "B2", "B4"]
-    with pytest.raises(IllegalMoveError, match=r"A gap must be filled first: play in 1se"):
+    with pytest.raises(IllegalMoveError, match=r"A gap must be filled first: play in 1se \(it fits two or more"):
         play(position, "1n:F0")  # fits there, but the gap comes first
     filled = play(position, "1se:B0")
     assert filled.tiles[3] == (1, 0, orient("B0"))
