@@ -110,6 +110,19 @@ def test_a_forged_reply_tag_changes_nothing(server, forger, board, tag):
     assert state(server.engine) == before
 
 
+@pytest.mark.parametrize("tag", ["pbm+999999999999999999999.x@pbm.test", "pbm+101@pbm.test", "pbm+@pbm.test"])
+def test_a_reply_to_a_damaged_reply_address_is_told_so(server, forger, board, tag):
+    """A reply to an address that looks like a board's but is not one (cut, changed by
+    hand) is told about the address, not that its move is an unknown command."""
+    before = state(server.engine)
+    result, caused = forger.send(make_mail(ALICE, "Re: Great Kingdom Board 101", "D4", to=tag))
+    assert result.status == "rejected" and caused == {ALICE: 1}
+    assert result.error.startswith(f"You wrote to {tag}, which is not the reply address of any board")
+    assert state(server.engine) == before
+    commanded, _ = forger.send(make_mail(ALICE, "greatkingdom list", "", to=tag))  # a command still works
+    assert commanded.status == "applied"
+
+
 # -- forged and replayed webhook signatures ----------------------------------------
 
 def signature(body: bytes, secret: str = SECRET) -> str:

@@ -338,3 +338,9 @@ def find_reply_tag(recipients: list[str], local_part: str) -> tuple[int, str] | 
         if match:
             return int(match.group(1)), match.group(2).lower()
     return None
+
+
+def misshapen_reply_tag(recipients: list[str], local_part: str) -> str | None:
+    """A ``<local>+...@`` recipient that is not a reply tag (cut, or changed by hand), if any."""
+    pattern = re.compile(rf"^{re.escape(local_part.lower())}\+[^@]*@", re.I)
+    return next((address for address in recipients if pattern.match(address)), None)

@@ -15,7 +15,7 @@ from ..commands import USAGE, Command, CommandError, game_of_line, is_multiple, 
 from ..config import Settings
 from ..games import MoveError, OptionError, get_game
 from ..i18n import lazy_gettext, number
-from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag
+from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
 from . import accounts, boards, letters
 from .errors import PlayerError
@@ -54,6 +54,7 @@ class Request:
     refusal: PlayerError | None = None
     errors: list[str] = field(default_factory=list)  # filled while answering
     refused: list[tuple] = field(default_factory=list)  # (line, error, board, game), answered at the end
+    misshapen_tag: str | None = None  # a recipient that looks like a reply tag but is none
 
     @property
     def commands(self) -> list[Command]:
@@ -88,7 +89,8 @@ def read(mail: InboundMail, settings: Settings) -> Request:
                          length=number(len(line)), most=number(MAX_COMMAND_LINE)),
             lazy_gettext("the command alone on its line")))
     if not is_multiple(line):
-        return Request(None, [Line.of_command(line, comment)])
+        return Request(None, [Line.of_command(line, comment)],
+                       misshapen_tag=misshapen_reply_tag(mail.recipients, settings.server_local_part))
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
     if not lines:
         return Request(None, refusal=PlayerError(
@@ -122,10 +124,14 @@ def _answer_lines(unit: Unit, request: Request) -> None:
         if request.tag is not None:
             _guarded(unit, request, line.text, lambda: _reply(unit, request.tag, line.text, line.comment))
         else:
-            _guarded(unit, request, line.text, lambda: _command(unit, line))
+            _guarded(unit, request, line.text, lambda: _command(unit, line, request.misshapen_tag))
 
 
-def _command(unit: Unit, line: Line) -> None:
+def _command(unit: Unit, line: Line, misshapen_tag: str | None) -> None:
+    if misshapen_tag and (not line.text or isinstance(line.command, CommandError)):  # a reply, to a damaged address
+        raise PlayerError(lazy_gettext("You wrote to %(address)s, which is not the reply address of any board (it "
+                                       "may have been cut or changed); reply to your latest board mail, or use the "
+                                       "move command.", address=misshapen_tag), USAGE["move"])
     if not line.text:
         raise PlayerError(lazy_gettext("The message holds no command: the subject is empty and so is the body."),
                           "help")
