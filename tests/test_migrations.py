@@ -1,8 +1,6 @@
 """The Alembic migrations build exactly the schema the models describe (no drift),
 on SQLite and PostgreSQL."""
 
-import uuid
-
 import pytest
 import sqlalchemy as sa
 from alembic import command
@@ -15,7 +13,7 @@ from pbm.db import make_engine
 from pbm.migrate import alembic_config, upgrade
 from pbm.models import InboundMessage, utcnow
 
-from .conftest import POSTGRES_ADMIN_URL
+from .conftest import POSTGRES_ADMIN_URL, empty_postgres_database
 
 
 def test_migrations_match_the_models(database_url):
@@ -34,18 +32,10 @@ def fresh_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
         return
-    admin = sa.create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    name = f"pbm_migrate_{uuid.uuid4().hex[:10]}"
-    try:
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    except sa.exc.OperationalError:
-        admin.dispose()
-        pytest.skip(f"PostgreSQL lane: no server answers at {POSTGRES_ADMIN_URL}")
-    yield sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.dispose()
+    with empty_postgres_database("pbm_migrate") as url:
+        if url is None:
+            pytest.skip(f"PostgreSQL lane: no server answers at {POSTGRES_ADMIN_URL}")
+        yield url
 
 
 def _unique_columns(url: str) -> list[list[str]]:
