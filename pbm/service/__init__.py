@@ -153,5 +153,6 @@ class Service:
 
 
 def _last_board(unit: Unit) -> int | None:
-    """The board a mail's last successful command created or changed, if any."""
-    return next(reversed(unit.changed), None) if unit.changed else None
+    """The board a mail's last successful command created or changed, if any (not one
+    it changed only for its pages, ``Unit.board_changed(aside=True)``)."""
+    return next((board_id for board_id in reversed(unit.changed) if board_id not in unit.aside), None)
