@@ -61,7 +61,8 @@ class Service:
         """Whether this sender's mail with this Message-ID was handled before (a Message-ID
         is the sender's own: another sender's mail with it is no repeat of this one)."""
         return session.exec(select(InboundMessage.id).where(
-            InboundMessage.sender == mail.sender[:320], InboundMessage.message_id == mail.message_id)).first() is not None
+            InboundMessage.sender == mail.sender[:320],
+            InboundMessage.message_id == mail.message_id)).first() is not None
 
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
         """Answer one parsed mail in one unit of work; a Message-ID its sender sent before is a duplicate."""
