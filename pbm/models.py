@@ -160,13 +160,18 @@ class MoveRecord(SQLModel, table=True):
 
 
 class InboundMessage(SQLModel, table=True):
-    """Every inbound mail we handled, by Message-ID, so a repeat is applied once."""
+    """Every inbound mail we handled, by sender and Message-ID, so a repeat is applied once.
+
+    Unique per (normalised sender, Message-ID), not per Message-ID alone: a mail from
+    someone else that carries a player's Message-ID must not make the player's own
+    mail a "duplicate". The index also serves the count of a sender's mails."""
 
     __tablename__ = "inbound_message"
+    __table_args__ = (sa.UniqueConstraint("sender", "message_id", name="uq_inbound_message_sender_message_id"),)
 
     id: Optional[int] = Field(default=None, primary_key=True)
-    message_id: str = Field(max_length=255, unique=True)
-    sender: str = Field(default="", max_length=320, index=True)
+    message_id: str = Field(max_length=255)
+    sender: str = Field(default="", max_length=320)
     subject: str = Field(default="", max_length=500)
     status: str = Field(max_length=12)  # applied | rejected | ignored
     board_id: Optional[int] = None

@@ -12,6 +12,7 @@ import time
 import uuid
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from contextlib import contextmanager
 from email.utils import make_msgid
 from pathlib import Path
 
@@ -59,11 +60,12 @@ def sqlite_template(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def postgres_url():
-    """A fresh PostgreSQL database for this test session, or None when none answers."""
+@contextmanager
+def empty_postgres_database(prefix: str = "pbm_test"):
+    """The URL of a new, empty PostgreSQL database, dropped afterwards; None when no
+    server answers."""
     admin = sa.create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    name = f"pbm_test_{uuid.uuid4().hex[:10]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
@@ -71,12 +73,21 @@ def postgres_url():
         admin.dispose()
         yield None
         return
-    url = sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    yield url
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.dispose()
+    try:
+        yield sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A fresh PostgreSQL database for this test session, or None when none answers."""
+    with empty_postgres_database() as url:
+        if url is not None:
+            upgrade(url)
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from .browser import HAVE_CHROMIUM, Site, console_errors, start_server, stop_server
+from .browser import ALICE, HAVE_CHROMIUM, Site, console_errors, make_mail, start_server, stop_server
 from .browser.driving import (by_css, click, explanation, focus_board, keys, open_page, shown_move, status,
                               waiter, wait_for_move)
 from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
@@ -207,6 +207,36 @@ def test_a_move_in_one_browser_shows_in_the_other_within_two_seconds(site, deskt
     wait_for_move(desktop, 3)
     wait_for_move(second, 3, timeout=2)
     assert site.moves(board) == ["C3", "G7", "D4"]
+
+
+def test_your_boards_and_the_watcher_count_follow_changes_without_a_reload(site, desktop, second):
+    """Bob's play page lists his boards; a board begun by mail and a move on his board
+    show in the list as they happen. The public board page counts its watchers as
+    carol starts and stops watching. Neither page is loaded again."""
+    board = site.board("greatkingdom")
+    open_page(desktop, board.play_url(1))
+    desktop.execute_script("window.pbmSamePage = true;")  # gone if the page were loaded again
+
+    def turn(driver, board_id: int) -> str:
+        return by_css(driver, f'#my-boards [data-my-board="{board_id}"] strong').text
+
+    assert turn(desktop, board.id) == "alice's turn"
+    other = site.mail(ALICE, "twotigers challenge alice bob")["board"]  # a new board of his
+    waiter(desktop, 2).until(lambda d: turn(d, other) == "alice's turn", "the new board in bob's list")
+    assert site.mail(ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
+    waiter(desktop, 2).until(lambda d: turn(d, board.id) == "your turn", "bob's turn in his list")
+
+    open_page(second, board.url)
+    second.execute_script("window.pbmSamePage = true;")
+    assert second.find_elements("css selector", "[data-watchers]") == []
+    carol = "carol@players.test"
+    assert site.service.handle_raw(make_mail(carol, "signup carol carolpw")).status == "applied"
+    assert site.mail(carol, f"greatkingdom subscribe {board.id} carol carolpw")["status"] == "applied"
+    waiter(second, 2).until(lambda d: by_css(d, "[data-watchers]").text == "Watched by 1", "the watcher counted")
+    assert site.mail(carol, f"greatkingdom unsubscribe {board.id} carol carolpw")["status"] == "applied"
+    waiter(second, 2).until(lambda d: d.find_elements("css selector", "[data-watchers]") == [], "no watcher")
+    assert desktop.execute_script("return window.pbmSamePage") is True
+    assert second.execute_script("return window.pbmSamePage") is True
 
 
 def test_a_second_tab_takes_the_seat_over(site, desktop):

@@ -45,6 +45,18 @@ def test_a_repeated_message_id_is_applied_once(server, outbox, board):
     assert moves(server) == ["D4"]
 
 
+def test_a_repeat_from_another_spelling_of_the_sender_is_a_duplicate(server, outbox, board):
+    """The repeat is matched on the sender as addresses are compared everywhere (normalised):
+    the Unicode and the ASCII spelling of one domain are one sender."""
+    def help_from(sender: str) -> bytes:  # the address as UTF-8 (make_mail would encode the domain)
+        return (f"From: {sender}\r\nTo: pbm@pbm.test\r\nSubject: help\r\nMessage-ID: <idn@players.test>\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\n\r\n\r\n").encode()
+
+    assert server.handle_raw(help_from("carol@xn--bcher-kva.test")).status == "applied"
+    assert server.handle_raw(help_from("carol@bücher.test")).status == "duplicate"
+    assert len(outbox.new()) == 1
+
+
 def test_a_repeated_error_mail_is_answered_once(server, outbox, board):
     raw = make_mail(BOB, "greatkingdom move 101 bob bobpw D4", message_id="<oops@players.test>")
     assert server.handle_raw(raw).status == "rejected"

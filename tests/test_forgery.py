@@ -123,6 +123,23 @@ def test_a_reply_to_a_damaged_reply_address_is_told_so(server, forger, board, ta
     assert commanded.status == "applied"
 
 
+# -- a stolen Message-ID -------------------------------------------------------------
+
+@pytest.mark.parametrize("subject", ["help", "greatkingdom move 101 alice guess D4"], ids=["help", "move"])
+def test_another_senders_mail_with_alices_message_id_does_not_stop_hers(server, forger, board, subject):
+    """A Message-ID is a repeat only from the sender who sent it: mallory, sending
+    alice's next Message-ID first, does not get alice's own mail taken as a duplicate."""
+    stolen = "<alice-next@players.test>"
+    forged, _caused = forger.send(make_mail(MALLORY, subject, message_id=stolen))
+    assert forged.status in ("applied", "rejected")
+    real = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4", message_id=stolen)
+    assert server.handle_raw(real).status == "applied"
+    with reading(server.engine) as session:
+        assert session.exec(select(MoveRecord.text).where(MoveRecord.board_id == 101)).all() == ["D4"]
+    assert server.handle_raw(real).status == "duplicate"  # alice's own repeat is still applied once
+    assert server.handle_raw(make_mail(MALLORY, subject, message_id=stolen)).status == "duplicate"
+
+
 # -- forged and replayed webhook signatures ----------------------------------------
 
 def signature(body: bytes, secret: str = SECRET) -> str:

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
@@ -72,6 +73,47 @@ def test_notices_from_postgresql_are_read_and_bad_ones_dropped(caplog):
     assert len([r for r in caplog.records if "dropped a malformed" in r.message]) == 3
 
 
+def test_a_players_mark_rises_with_any_of_their_boards_and_wakes_their_list():
+    alice, bob, carol = 97001, 97002, 97003
+    events.publish({9101: 3}, {9101: (alice, bob)})
+    mark = events.player_mark(alice)
+    assert events.wait(9100, 0, 0.05, player=alice, mark=mark) is None
+    events.publish({9101: 3}, {9101: (alice, bob)})  # the same notice again (a process hears its own)
+    events.publish({9103: 8}, {9103: (bob, carol)})  # a board alice does not sit at
+    assert events.wait(9100, 0, 0.05, player=alice, mark=mark) is None
+    later(0.05, lambda: events.publish({9102: 1}, {9102: (carol, alice)}))  # a new board of hers
+    woke = events.wait(9100, 0, 5, player=alice, mark=mark)
+    assert woke is not None and woke.kind == "boards" and woke.version > mark
+    mark = woke.version
+    events.receive(events.CHANNEL, '{"9101": 4}')  # a move on one of her boards, heard from PostgreSQL
+    assert events.wait(9100, 0, 0, player=alice, mark=mark).kind == "boards"
+    assert events.wait(9100, 0, 0) is None  # a page that does not follow the list is not woken
+
+
+def test_the_players_notice_is_read_in_any_order_and_bad_ones_dropped(caplog):
+    dave = 97004
+    mark = events.player_mark(dave)
+    events.receive(events.CHANNEL, '{"9104": 2}')  # the version first, who sits there after
+    assert events.player_mark(dave) == mark
+    events.receive(events.PLAYERS_CHANNEL, '{"9104": [97004, 97005]}')
+    assert events.player_mark(dave) == mark + 2
+    events.receive(events.PLAYERS_CHANNEL, '{"9105": 3}')
+    events.receive(events.PLAYERS_CHANNEL, '{"x": [1, 2]}')
+    assert len([r for r in caplog.records if "dropped a malformed" in r.message]) == 2
+
+
+def test_the_notices_of_a_big_commit_fit_postgresqls_payload_limit():
+    versions = {2_000_000_000 + i: 2_000_000_000 for i in range(400)}
+    seated = {board_id: (2_000_000_001, 2_000_000_002) for board_id in versions}
+    notices = events.notices(versions, seated)
+    assert all(len(payload.encode()) < 8000 for _channel, payload in notices)
+    heard = {}
+    for channel, payload in notices:
+        heard.setdefault(channel, {}).update(json.loads(payload))
+    assert heard[events.CHANNEL] == {str(k): v for k, v in versions.items()}
+    assert heard[events.PLAYERS_CHANNEL] == {str(k): list(v) for k, v in seated.items()}
+
+
 # -- streams from a real server ----------------------------------------------------
 
 
@@ -124,8 +166,8 @@ class EventStream:
         self.connection.close()
 
 
-def webhook(base: str, sender: str, subject: str) -> dict:
-    request = urllib.request.Request(base + "/inbound/email", data=make_mail(sender, subject),
+def webhook(base: str, sender: str, subject: str, text: str = "") -> dict:
+    request = urllib.request.Request(base + "/inbound/email", data=make_mail(sender, subject, text),
                                      headers={"Content-Type": "message/rfc822"})
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
@@ -185,6 +227,43 @@ def test_a_draw_offer_and_its_answer_reach_an_open_page_without_a_move(live):
         assert live.moves(board) == ["D4"]  # no move was made: the count alone would not have told the page
     finally:
         stream.close()
+
+
+def boards_mark(url: str) -> str:
+    """The digest of the "Your boards" list a play page shows (what its script sends)."""
+    import re
+
+    with urllib.request.urlopen(url, timeout=10) as page:
+        return re.search(r'data-boards-mark="([0-9a-f]+)"', page.read().decode())[1]
+
+
+# (Before the fifty pages below: a closed stream holds its server slot until its next heartbeat.)
+def test_a_play_page_hears_when_its_list_of_boards_changes_and_only_then(live):
+    board = live.board("greatkingdom")
+    token, known = board.tokens[0], live.version(board)
+    shown = boards_mark(board.play_url(0))
+    stream = EventStream(live.base, f"/play/{token}/events?known={known}&tab=tab-list-001&claim=1&boards={shown}")
+    try:
+        assert stream.status == 200 and stream.next_event(0.3) is None  # the list shown is the list
+        assert webhook(live.base, ALICE, "twotigers challenge alice bob")["status"] == "applied"  # a new board
+        name, data = stream.next_event(2.0)
+        assert name == "boards" and data["mark"] != shown and data["mark"] == boards_mark(board.play_url(0))
+        shown = data["mark"]
+        other = webhook(live.base, ALICE, "greatkingdom challenge alice bob")["board"]
+        assert stream.next_event(2.0) == ("boards", {"mark": boards_mark(board.play_url(0))})
+        assert webhook(live.base, ALICE, f"greatkingdom move {other} alice alicepw D4")["status"] == "applied"
+        moved = stream.next_event(2.0)  # whose turn it is on another board
+        assert moved == ("boards", {"mark": boards_mark(board.play_url(0))}) and moved[1]["mark"] != shown
+        chat = webhook(live.base, BOB, f"greatkingdom chat {other} bob bobpw", "Good luck!\n")
+        assert chat["status"] == "applied"  # a change of one of her boards that the list does not show
+        assert stream.next_event(0.5) is None
+    finally:
+        stream.close()
+    late = EventStream(live.base, f"/play/{token}/events?known={known}&tab=tab-list-001&boards={shown}")
+    try:  # a page that was away is sent the list's digest at once
+        assert late.status == 200 and late.next_event(1.0) == ("boards", {"mark": boards_mark(board.play_url(0))})
+    finally:
+        late.close()
 
 
 def test_fifty_open_pages_all_see_the_move_and_pages_still_load(live):
@@ -263,10 +342,9 @@ def ingest(database_url: str, directory, raw: bytes) -> None:
     assert done.returncode == 0 and done.stdout.startswith(b"applied"), done
 
 
-def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_path):
-    """On PostgreSQL the move comes from ``pbm ingest`` and reaches the server's
-    stream through NOTIFY and the server's listener; SQLite serves one process, so
-    there the move goes through the server's own webhook."""
+@contextmanager
+def served(database_url: str, tmp_path):
+    """A real server on the database, and a service beside it to set boards up: the Site."""
     from pbm.config import load_settings
     from pbm.service import Service
 
@@ -274,26 +352,54 @@ def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_pat
     service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path / "setup"),
                                      "server_address": "pbm@pbm.test"}))
     try:
-        site = Site(base, service)
+        yield Site(base, service)
+    finally:
+        service.engine.dispose()
+        stop_server(process)
+
+
+def elsewhere(database_url: str, tmp_path, base: str, sender: str, subject: str) -> None:
+    """A mail handled by another process than the server on PostgreSQL (``pbm ingest``:
+    its commit reaches the server by NOTIFY); by the server's own webhook on SQLite,
+    which serves one process."""
+    if database_url.startswith("postgresql"):
+        ingest(database_url, tmp_path, make_mail(sender, subject))
+    else:
+        assert webhook(base, sender, subject)["status"] == "applied"
+
+
+def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_path):
+    """On PostgreSQL the move comes from ``pbm ingest`` and reaches the server's
+    stream through NOTIFY and the server's listener; SQLite serves one process, so
+    there the move goes through the server's own webhook."""
+    with served(database_url, tmp_path) as site:
         board = site.board("greatkingdom")
         before = site.version(board)
-        stream = EventStream(base, f"/games/{board.id}/events?known={before}")
+        stream = EventStream(site.base, f"/games/{board.id}/events?known={before}")
         try:
             assert stream.next_event(0.5) is None
             started = time.monotonic()
-            move = make_mail(ALICE, f"greatkingdom move {board.id} alice alicepw D4")
-            if database_url.startswith("postgresql"):
-                ingest(database_url, tmp_path, move)
-            else:
-                assert webhook(base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")["status"] == "applied"
+            elsewhere(database_url, tmp_path, site.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")
             assert stream.next_event(2.0) == ("change", {"version": site.version(board)}) and site.version(board) > before
             print(f"\n{database_url.split(':')[0]}: the stream had the move "
                   f"{1000 * (time.monotonic() - started):.0f} ms after the mail was handed over")
         finally:
             stream.close()
-    finally:
-        service.engine.dispose()
-        stop_server(process)
+
+
+def test_a_new_board_made_in_another_process_reaches_the_players_list(database_url, tmp_path):
+    """The list of boards a play page shows follows a board begun elsewhere: on
+    PostgreSQL by ``pbm ingest`` (NOTIFY pbm_players), on SQLite by the webhook."""
+    with served(database_url, tmp_path) as site:
+        board = site.board("greatkingdom")
+        shown = boards_mark(board.play_url(1))
+        stream = EventStream(site.base, f"/play/{board.tokens[1]}/events?known={site.version(board)}&boards={shown}")
+        try:
+            assert stream.next_event(0.5) is None
+            elsewhere(database_url, tmp_path, site.base, ALICE, "go challenge alice bob")
+            assert stream.next_event(2.0) == ("boards", {"mark": boards_mark(board.play_url(1))})
+        finally:
+            stream.close()
 
 
 def test_postgresql_seat_takeover_reaches_another_server_process(database_url, tmp_path):

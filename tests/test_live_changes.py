@@ -237,3 +237,79 @@ def test_a_friend_joining_tells_the_hosts_page(app, client, server, pages):
     assert "Your friend has joined." in client.get(host + "/live").get_data(as_text=True)
     assert app.test_client().get(invite).status_code == 409  # a full room changes nothing
     page.quiet()
+
+
+CAROL = "carol@players.test"
+
+
+def test_watching_a_board_and_leaving_it_tell_its_pages_and_the_count_follows(players, server, client, pages):
+    send(players, ALICE, "greatkingdom challenge alice bob")
+    send(players, CAROL, "signup carol carolpw")
+    page = pages(101)
+    assert "Watched by" not in part(client, server, None)
+    send(players, CAROL, "greatkingdom subscribe 101 carol carolpw")
+    page.told()
+    assert 'data-watchers="1">Watched by 1</p>' in part(client, server, None)
+    assert "Comment for your opponent and the board's 1 watcher" in part(client, server, 0)
+    send(players, CAROL, "greatkingdom unsubscribe 101 carol carolpw")
+    page.told()
+    assert "Watched by" not in part(client, server, None) and "watcher" not in part(client, server, 0)
+    assert players.send(CAROL, "greatkingdom unsubscribe 101 carol carolpw").status == "rejected"
+    page.quiet()
+
+
+def test_leaving_every_board_of_a_game_tells_the_running_boards_it_brought(players, server, client, pages):
+    send(players, CAROL, "signup carol carolpw")
+    send(players, CAROL, "greatkingdom subscribe carol carolpw all")
+    for game in ("greatkingdom", "greatkingdom", "twotigers", "greatkingdom"):  # boards 101 to 104
+        send(players, ALICE, f"{game} challenge alice bob")
+    send(players, ALICE, "greatkingdom resign 104 alice alicepw")  # over: its page is not live
+    send(players, CAROL, "greatkingdom unsubscribe 102 carol carolpw")  # left out already
+    assert 'data-watchers="1">Watched by 1</p>' in part(client, server, None, 101)
+    page = pages(101, 102, 103, 104)
+    result = players.send(CAROL, "greatkingdom unsubscribe carol carolpw all")
+    assert result.status == "applied" and result.board is None  # the answer is about no one board
+    page.told(101)
+    page.quiet(102), page.quiet(103), page.quiet(104)
+    assert "Watched by" not in part(client, server, None, 101)
+
+
+def test_a_watcher_signing_off_tells_the_pages_of_the_boards_watched(players, server, client, pages):
+    send(players, CAROL, "signup carol carolpw")
+    send(players, ALICE, "greatkingdom challenge alice bob")
+    send(players, CAROL, "greatkingdom subscribe 101 carol carolpw")
+    send(players, CAROL, "twotigers subscribe carol carolpw all")
+    send(players, ALICE, "twotigers challenge alice bob")
+    page = pages(101, 102)
+    send(players, CAROL, "signoff carol carolpw")
+    page.told(101), page.told(102)
+    assert "Watched by" not in part(client, server, None, 101) + part(client, server, None, 102)
+
+
+def test_the_list_of_a_players_boards_follows_every_board_of_theirs(players, server, client):
+    from pbm.web.play import boards_mark
+
+    send(players, ALICE, "greatkingdom challenge alice bob")
+    token, alice = board_row(server).token0, board_row(server).seat0_id
+
+    def listed() -> str:
+        response = client.get(f"/play/{token}/boards")
+        assert response.status_code == 200
+        return " ".join(unescape(response.get_data(as_text=True)).split())
+
+    def digest() -> str:
+        with reading(server.engine) as session:
+            return boards_mark(session, alice)
+
+    page = client.get(f"/play/{token}").get_data(as_text=True)
+    shown, mark = digest(), events.player_mark(alice)
+    assert f'data-boards-live="/play/{token}/boards" data-boards-mark="{shown}"' in page
+    send(players, BOB, "twotigers challenge bob alice")  # a board someone else began
+    assert events.player_mark(alice) > mark and digest() != shown
+    assert "Two Tigers board 102</a> against bob: <strong>bob's turn</strong>" in listed()
+    shown, mark = digest(), events.player_mark(alice)
+    send(players, BOB, "twotigers chat 102 bob bobpw", "Hello!\n")  # a change the list does not show
+    assert events.player_mark(alice) > mark and digest() == shown
+    send(players, BOB, "twotigers move 102 bob bobpw decline")
+    assert "Two Tigers board 102</a> against bob: <strong>finished</strong>" in listed() and digest() != shown
+    assert client.get("/play/notatoken/boards").status_code == 404

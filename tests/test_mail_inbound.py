@@ -166,6 +166,12 @@ def test_control_characters_and_8bit_headers_are_cleaned():
     assert (mail.message_id, mail.subject, mail.body.strip()) == ("<abc@x>", "Grüße go", "D4")
 
 
+def test_a_control_character_between_words_is_a_space_in_subject_and_body():
+    raw = b"From: a@players.test\nSubject: go show 1\x001\x1b2\n\nshow 1\x001\x7f2\n"
+    mail = parse_mail(raw)
+    assert (mail.subject, mail.body.strip()) == ("go show 1 1 2", "show 1 1 2")
+
+
 @pytest.mark.parametrize("sender", [b"a@b@", b"(" * 3000 + b"a@b.test", b"x" * 300 + b"@players.test", b"a b@c.test"])
 def test_an_unusable_sender_is_malformed(sender):
     with pytest.raises(MalformedMail):

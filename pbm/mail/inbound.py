@@ -82,9 +82,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
 
 def _clean(text: str) -> str:
-    """Valid Unicode without control characters (NUL breaks PostgreSQL; 8-bit bytes become UTF-8)."""
+    """Valid Unicode without control characters (NUL breaks PostgreSQL; 8-bit bytes become UTF-8).
+
+    Each control character (the C0 controls but tab and line breaks, DEL, the two
+    non-characters) becomes a space, in headers and text alike: it separates words as
+    it did on the sender's screen. Dropped, it would glue two words into another one
+    (``show 1<NUL>1`` into ``show 11``, a different board)."""
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return _CONTROL.sub("", text)
+    return _CONTROL.sub(" ", text)
 
 
 def _header(message: Message, name: str, limit: int) -> tuple[str, bool]:

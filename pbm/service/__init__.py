@@ -57,22 +57,25 @@ class Service:
         return Result(Status.RETRY, error="The server is busy; try again later.")
 
     @staticmethod
-    def _seen(session, message_id: str) -> bool:
+    def _seen(session, mail: InboundMail) -> bool:
+        """Whether this sender's mail with this Message-ID was handled before (a Message-ID
+        is the sender's own: another sender's mail with it is no repeat of this one)."""
         return session.exec(select(InboundMessage.id).where(
-            InboundMessage.message_id == message_id)).first() is not None
+            InboundMessage.sender == mail.sender[:320],
+            InboundMessage.message_id == mail.message_id)).first() is not None
 
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
-        """Answer one parsed mail in one unit of work; a repeated Message-ID is a duplicate."""
+        """Answer one parsed mail in one unit of work; a Message-ID its sender sent before is a duplicate."""
         mail = replace(mail, sender=accounts.sender_address(mail.sender))
         request = None if mail.automatic else inbound.read(mail, self.settings)
-        # A repeat is caught by the unique Message-ID as the unit ends; a mail with
+        # A repeat is caught by the unique (sender, Message-ID) as the unit ends; a mail with
         # passwords looks first, in the read that fetches the hashes, to spare a
         # repeat the slow hash.
         checked, pairs = {}, request.credentials if request is not None else set()
         if pairs:
             at = now or utcnow()
             with reading(self.engine) as session:
-                if self._seen(session, mail.message_id):
+                if self._seen(session, mail):
                     return Result(Status.DUPLICATE)
                 stored = passwords.look_up(session, pairs, mail.sender, at)
             checked = passwords.precheck(self.engine, pairs, mail.sender, at, stored)
@@ -89,7 +92,7 @@ class Service:
                 why = " ".join(request.errors) or None
                 result = Result(Status.REJECTED if request.errors else Status.APPLIED, board_id, why)
             # Recorded as the work ends, in its transaction: a twin that ran at the same
-            # time fails here on the unique Message-ID and rolls back whole (``duplicate``).
+            # time fails here on the unique (sender, Message-ID) and rolls back whole (``duplicate``).
             unit.session.connection().execute(_RECORD_MAIL, {
                 "message_id": mail.message_id, "sender": mail.sender[:320], "subject": redact(mail.subject)[:500],
                 "status": result.status.value, "board_id": result.board, "error": why, "received_at": unit.now})
@@ -99,7 +102,7 @@ class Service:
             return run(self.engine, self.settings, work, now=now, mail=mail)
         except IntegrityError:
             with reading(self.engine) as session:
-                if self._seen(session, mail.message_id):
+                if self._seen(session, mail):
                     return Result(Status.DUPLICATE)
             raise
 
@@ -151,5 +154,6 @@ class Service:
 
 
 def _last_board(unit: Unit) -> int | None:
-    """The board a mail's last successful command created or changed, if any."""
-    return next(reversed(unit.changed), None) if unit.changed else None
+    """The board a mail's last successful command created or changed, if any (not one
+    it changed only for its pages, ``Unit.board_changed(aside=True)``)."""
+    return next((board_id for board_id in reversed(unit.changed) if board_id not in unit.aside), None)

@@ -293,6 +293,9 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
         board = boards.lock(unit, board_id)
         boards.play(unit, board, board.seat_of(player.id), "resign")
     unit.board = None
+    from .social import watching_ends  # social reads accounts: imported here, where it is used
+
+    watching_ends(unit, player)  # the pages of the boards they watched count one watcher less
     for table in (PlayerAddress, Subscription):
         unit.session.execute(delete(table).where(table.player_id == player.id))
     unit.session.execute(delete(Confirmation).where(Confirmation.player_id == player.id))

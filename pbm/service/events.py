@@ -1,5 +1,7 @@
 """Live-page events: "board n is now at version v", raised by the unit of work's
 commit, and "this seat is now held by that tab", raised by a page that opens a seat.
+With each board's version goes who sits at it, so a play page can follow the list
+of its player's boards ("Your boards") as well as its own board.
 
 A board's version (``Board.version``) rises with every write of the board row,
 and every change a page shows writes it (``unit.Unit.board_changed``): a move,
@@ -9,10 +11,19 @@ shows version v is stale exactly when the board's version is above v.
 
 In one process (the embedded SQLite server) ``publish`` wakes the waiting
 pages directly. With PostgreSQL the unit of work also sends ``NOTIFY
-pbm_board`` inside its transaction (delivered only on commit), and a page
-taking a seat sends ``NOTIFY pbm_seat``; one listener thread per web process
-(``start_listener``) turns both into calls here, so pages served by any
+pbm_board`` (``{"101": 17}``) and ``NOTIFY pbm_players`` (``{"101": [3, 4]}``,
+the board's two players) inside its transaction (delivered only on commit), and
+a page taking a seat sends ``NOTIFY pbm_seat``; one listener thread per web
+process (``start_listener``) turns them into calls here, so pages served by any
 process hear of changes made in any other.
+
+A player's *mark* (``player_mark``) is the sum of the latest versions this
+process heard of the boards the player sits at: it rises whenever one of them
+changes or a new one begins, and, as versions only grow, hearing a notice twice
+(a process hears its own NOTIFY too) or out of order changes nothing. A play
+page's stream waits for its player's mark to rise, then compares the list the
+page shows with the database (``web.play.boards_mark``) and tells the page only
+when the list changed.
 
 Everything is kept per process, in memory: the latest version of each board
 that changed since the process started, and which tab holds each seat. A page
@@ -29,26 +40,57 @@ from dataclasses import dataclass
 
 CHANNEL = "pbm_board"
 SEAT_CHANNEL = "pbm_seat"
+PLAYERS_CHANNEL = "pbm_players"
+NOTICE_BOARDS = 150  # boards named in one notice: PostgreSQL takes payloads under 8,000 bytes
 
 log = logging.getLogger(__name__)
 
 _changed = threading.Condition()
 _latest: dict[int, int] = {}   # board id -> version last published
 _holders: dict[str, str] = {}  # seat key -> id of the tab that holds the seat
+_boards_of: dict[int, set[int]] = {}  # player id -> the boards heard of that the player sits at
 _resets = 0                    # how often waiting streams were told to start over
 
 
-def publish(boards: dict[int, int]) -> None:
-    """Record the boards' new versions and wake every waiting page. A board's
-    version only grows, so a late or repeated notice of an older version changes
-    nothing."""
-    if not boards:
+def publish(boards: dict[int, int], seated: dict[int, tuple[int, int]] | None = None) -> None:
+    """Record the boards' new versions (and who sits at them: board -> its two
+    players) and wake every waiting page. A board's version only grows, so a late
+    or repeated notice of an older version changes nothing."""
+    if not boards and not seated:
         return
     with _changed:
         for board_id, version in boards.items():
             board_id, version = int(board_id), int(version)
             _latest[board_id] = max(version, _latest.get(board_id, version))
+        for board_id, players in (seated or {}).items():
+            for player in players:
+                _boards_of.setdefault(int(player), set()).add(int(board_id))
         _changed.notify_all()
+
+
+def _mark(player: int) -> int:
+    return sum(_latest.get(board_id, 0) for board_id in _boards_of.get(player, ()))
+
+
+def player_mark(player: int) -> int:
+    """How far this process has heard the boards of ``player`` go: rises with every
+    change of one of them (and a new one); see the module's doc."""
+    with _changed:
+        return _mark(player)
+
+
+def notices(boards: dict[int, int], seated: dict[int, tuple[int, int]]) -> list[tuple[str, str]]:
+    """The PostgreSQL notices (channel, payload) that tell other processes of these
+    changes, NOTICE_BOARDS boards a notice."""
+    ids = list(boards)
+    out = []
+    for start in range(0, len(ids), NOTICE_BOARDS):
+        chunk = ids[start:start + NOTICE_BOARDS]
+        out.append((CHANNEL, json.dumps({board_id: boards[board_id] for board_id in chunk})))
+        players = {board_id: list(seated[board_id]) for board_id in chunk if board_id in seated}
+        if players:
+            out.append((PLAYERS_CHANNEL, json.dumps(players)))
+    return out
 
 
 def take_seat(seat: str, tab: str) -> None:
@@ -77,18 +119,20 @@ def reset_streams() -> None:
 @dataclass(frozen=True)
 class Change:
     """What ended a wait: ``kind`` is ``change`` (``version`` is the board's new
-    version), ``replaced`` (another tab took the seat) or ``resync``."""
+    version), ``boards`` (``version`` is the player's new mark), ``replaced``
+    (another tab took the seat) or ``resync``."""
 
     kind: str
     version: int | None = None
 
 
 def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
-         tab: str | None = None) -> Change | None:
+         tab: str | None = None, player: int | None = None, mark: int = 0) -> Change | None:
     """Block until board ``board_id`` is at a version above ``known``, another tab
-    takes ``seat`` from ``tab``, or the streams are reset; None after ``timeout``
-    seconds without any of these. (A version this process heard of that is not above
-    ``known`` is old news: the page read a newer one from the database.)"""
+    takes ``seat`` from ``tab``, the mark of ``player`` (when given) rises above
+    ``mark``, or the streams are reset; None after ``timeout`` seconds without any
+    of these. (A version this process heard of that is not above ``known`` is old
+    news: the page read a newer one from the database.)"""
     with _changed:
         resets = _resets
 
@@ -98,6 +142,8 @@ def wait(board_id: int, known: int, timeout: float, seat: str | None = None,
             latest = _latest.get(board_id, known)
             if latest > known:
                 return Change("change", latest)
+            if player is not None and (now := _mark(player)) > mark:
+                return Change("boards", now)
             if _resets != resets:
                 return Change("resync")
             return None
@@ -118,15 +164,19 @@ def clear() -> None:
     with _changed:
         _latest.clear()
         _holders.clear()
+        _boards_of.clear()
 
 
 def receive(channel: str, payload: str) -> None:
-    """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``, board -> version; ``pbm_seat``:
+    """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``, board -> version;
+    ``pbm_players``: ``{"101": [3, 4]}``, board -> its players; ``pbm_seat``:
     ``{"seat": key, "tab": id}``); a malformed one is logged and dropped."""
     try:
         data = json.loads(payload)
         if channel == CHANNEL:
             publish({int(k): int(v) for k, v in data.items()})
+        elif channel == PLAYERS_CHANNEL:
+            publish({}, {int(k): (int(v[0]), int(v[1])) for k, v in data.items()})
         elif channel == SEAT_CHANNEL:
             take_seat(str(data["seat"]), str(data["tab"]))
     except (ValueError, TypeError, KeyError, AttributeError):
@@ -158,6 +208,7 @@ class Listener(threading.Thread):
             try:
                 with psycopg.connect(self.conninfo, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {PLAYERS_CHANNEL}")
                     conn.execute(f"LISTEN {SEAT_CHANNEL}")
                     self.listening.set()
                     if failed:

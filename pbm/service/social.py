@@ -21,7 +21,7 @@ import math
 from collections import defaultdict
 from datetime import timedelta
 
-from sqlalchemy import func, or_, update
+from sqlalchemy import and_, func, or_, update
 from sqlmodel import select
 
 from ..commands import USAGE, Command
@@ -84,6 +84,7 @@ def unsubscribe(unit: Unit, command: Command, comment: str) -> None:
             raise PlayerError(lazy_gettext("%(userid)s does not watch every new %(game)s board.",
                                            userid=player.userid, game=get_game(command.game).title),
                               USAGE["subscribe"])
+        watching_ends(unit, player, command.game)
         unit.session.delete(every)
     else:
         board = boards.lock(unit, command.board, command.game)
@@ -100,13 +101,35 @@ def _all_boards(unit: Unit, player: Player, game: str) -> Subscription | None:
 
 
 def _choose(unit: Unit, player: Player, board: Board, *, watching: bool) -> None:
-    """Record the player's choice for one board (an all-boards subscription is kept)."""
+    """Record the player's choice for one board (an all-boards subscription is kept);
+    the board's pages show the new count of watchers."""
     row = unit.session.exec(select(Subscription).where(
         Subscription.player_id == player.id, Subscription.board_id == board.id)).first()
     if row is None:
         row = Subscription(player_id=player.id, game=board.game, board_id=board.id, created_at=unit.now)
     row.watching = watching
     unit.session.add(row)
+    unit.board_changed(board)
+
+
+def watching_ends(unit: Unit, player: Player, game: str | None = None) -> None:
+    """Before the player's all-boards subscription of ``game`` goes (or, with no game,
+    every subscription of theirs: ``signoff``): the open pages of the running boards
+    that lose a watcher by it are told, so their count of watchers follows. A board
+    the player chose on its own keeps them, unless every subscription goes."""
+    rows = unit.session.exec(select(Subscription).where(
+        Subscription.player_id == player.id, *([Subscription.game == game] if game else []))).all()
+    chosen = {row.board_id: row.watching for row in rows if row.board_id is not None}
+    ids = {board_id for board_id, watching in chosen.items() if watching} if game is None else set()
+    every = [and_(Board.game == row.game, Board.created_at >= row.created_at) for row in rows if row.board_id is None]
+    if every:
+        brought = unit.session.exec(select(Board.id).where(
+            Board.status == "active", or_(*every), Board.seat0_id != player.id, Board.seat1_id != player.id)).all()
+        ids |= {board_id for board_id in brought if board_id not in chosen}
+    if ids:
+        for board in unit.session.exec(select(Board).where(Board.id.in_(ids), Board.status == "active")
+                                       .order_by(Board.id).with_for_update()).all():
+            unit.board_changed(board, aside=True)
 
 
 def _tell(unit: Unit, player: Player, command: Command, *, watching: bool) -> None:

@@ -20,7 +20,6 @@ work rolls everything back and reaches the caller.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, TypeVar
@@ -46,6 +45,8 @@ T = TypeVar("T")
 AFTER_COMMIT: list[Callable[[Engine, "Unit"], None]] = []
 ATTEMPTS = 3  # a version conflict (or a deadlock) is retried this often before it is an error
 DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE for a transaction rolled back to break a deadlock
+# Every notice of a commit in one statement (the versions, and who sits at the boards).
+_NOTIFY = text("SELECT pg_notify(c, p) FROM unnest(CAST(:channels AS text[]), CAST(:payloads AS text[])) AS n(c, p)")
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Unit:
     outbox: list[Outgoing] = field(default_factory=list)  # written to the outbox as the unit ends
     changed: dict[int, Board] = field(default_factory=dict)  # board id -> a board whose pages must refresh
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
+    aside: set[int] = field(default_factory=set)  # changed boards the command was not about (their pages refresh)
     board: Board | None = None  # the board the running command is about (errors name it)
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
     new_hashes: dict = field(default_factory=dict)  # new password -> its hash, made beforehand
@@ -78,10 +80,16 @@ class Unit:
         the mail was read (``new_hashes``), otherwise now."""
         return self.new_hashes.get(password) or passwords.hashed(password)
 
-    def board_changed(self, board: Board) -> None:
+    def board_changed(self, board: Board, *, aside: bool = False) -> None:
         """Tell live pages about this board once the transaction commits: the board row
         is written in this transaction even when nothing else of it changed (a chat, a
-        vacation), so its version rises, and that version is published."""
+        vacation), so its version rises, and that version is published. ``aside``: the
+        command was not about this board (a watcher leaving every board of a game), so
+        its answer does not name it."""
+        if aside and board.id not in self.changed:
+            self.aside.add(board.id)
+        elif not aside:
+            self.aside.discard(board.id)
         board.status  # loaded again if a savepoint's rollback expired it: flag_modified needs the value
         flag_modified(board, "status")
         self.changed[board.id] = board
@@ -109,8 +117,8 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                 session.flush()
                 versions = unit.versions()
                 if versions and engine.dialect.name == "postgresql":
-                    session.execute(text("SELECT pg_notify(:channel, :payload)"),
-                                    {"channel": events.CHANNEL, "payload": json.dumps(versions)})
+                    channels, payloads = zip(*events.notices(versions, unit.seated))
+                    session.execute(_NOTIFY, {"channels": list(channels), "payloads": list(payloads)})
         except StaleDataError:
             if attempt == ATTEMPTS - 1:
                 raise
@@ -120,7 +128,7 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                 raise
             continue
         deliver_after_commit(engine, settings, unit.outbox)
-        events.publish(versions)
+        events.publish(versions, unit.seated)
         if versions:
             for hook in AFTER_COMMIT:
                 hook(engine, unit)

@@ -14,6 +14,13 @@ A play page registers its tab (``?tab=``; ``claim=1`` on its first
 connection): opening the same seat in another tab takes the seat over, and
 the older tab's stream gets ``replaced`` (seed 003).
 
+A play page also follows its list of the player's boards ("Your boards"): it
+sends the digest of the list it shows (``?boards=``, ``play.boards_mark``); the
+stream compares it with the database as it opens, and again whenever one of
+the player's boards changes or a new one begins (``events.player_mark``), and
+sends ``boards`` with the new digest when the list differs (the page then
+fetches its new list). Changes of other players' boards wake no such stream.
+
 Each stream holds a server thread while it is open, so a process serves at
 most MAX_STREAMS at once (``pbm serve`` runs enough threads for them and
 eight more for pages); one more is told 503 and its page tries again later.
@@ -27,11 +34,12 @@ import threading
 import time
 
 from flask import Blueprint, Response, current_app, request
+from sqlalchemy.exc import DBAPIError
 
 from ..db import reading
 from ..service import events
 from .pages import board_or_404, service
-from .play import seat_or_404
+from .play import boards_mark, seat_or_404
 
 bp = Blueprint("live", __name__)
 
@@ -81,35 +89,67 @@ def _event(name: str, data: dict, event_id: int | None = None) -> str:
     return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n"
 
 
-def _stream(board_id: int, seat: str | None = None, tab: str | None = None) -> Response:
+MARK = re.compile(r"[0-9a-f]{1,64}")
+
+
+def _stream(board_id: int, seat: str | None = None, tab: str | None = None, player: int | None = None) -> Response:
+    """The stream of one page; ``player``: a play page's player, whose list of boards
+    it follows when the page sends ``?boards=``."""
     slots = streams()
     if not slots.reserve(current_app.config.get("PBM_MAX_STREAMS", MAX_STREAMS)):
         return Response("Too many pages are open on this server; this page tries again shortly.\n",
                         503, {"Retry-After": "10", "Cache-Control": "no-store"}, mimetype="text/plain")
+    shown = request.args.get("boards") if player is not None else None
+    if shown is not None and not MARK.fullmatch(shown):
+        shown = ""  # a list the page cannot have: it is sent the current one
+    engine = service().engine
     try:
         _listen_if_postgres()
-        with reading(service().engine) as session:
+        mark = events.player_mark(player) if shown is not None else 0  # before the read: nothing falls between
+        with reading(engine) as session:
             version = board_or_404(session, board_id).version
+            listed = boards_mark(session, player) if shown is not None else None
     except BaseException:
         slots.release()
         raise
     known = _known()
     seconds = current_app.config.get("PBM_STREAM_SECONDS", STREAM_SECONDS)
 
+    def list_now() -> str | None:
+        """The digest of the player's list now; None when the database cannot be read."""
+        try:
+            with reading(engine) as session:
+                return boards_mark(session, player)
+        except DBAPIError:
+            return None
+
     def generate():
-        nonlocal known
+        nonlocal known, mark, shown
         yield "retry: 1000\n\n"
         if version != known:
             known = version
             yield _event("change", {"version": version}, version)
+        if listed != shown:
+            shown = listed
+            yield _event("boards", {"mark": shown})
         deadline = time.monotonic() + seconds
+        following = player if shown is not None else None
         while (left := deadline - time.monotonic()) > 0:
-            change = events.wait(board_id, known, min(left, HEARTBEAT_SECONDS), seat, tab)
+            change = events.wait(board_id, known, min(left, HEARTBEAT_SECONDS), seat, tab, following, mark)
             if change is None:
                 yield ": still here\n\n"
             elif change.kind == "change":
                 known = change.version
                 yield _event("change", {"version": known}, known)
+            elif change.kind == "boards":
+                mark = change.version
+                now = list_now()
+                if now is None:  # the page reconnects and compares again
+                    yield _event("again", {})
+                    return
+                if now != shown:
+                    shown = now
+                    yield _event("boards", {"mark": shown})
             else:  # replaced by another tab, or told to check the database again
                 yield _event(change.kind, {})
                 return
@@ -133,12 +173,13 @@ TAB = re.compile(r"[A-Za-z0-9_-]{8,64}")
 def play_events(token: str):
     with reading(service().engine) as session:
         board, seat_index = seat_or_404(session, token)
+    player = board.player_id(seat_index)
     tab = request.args.get("tab", "")
     if not TAB.fullmatch(tab):
-        return _stream(board.id)
+        return _stream(board.id, player=player)
     seat = f"{board.id}:{seat_index}"
     if request.args.get("claim") == "1":
         events.announce_seat(service().engine, seat, tab)
     elif events.holder(seat) is None:  # this process restarted: the tab keeps its seat
         events.take_seat(seat, tab)
-    return _stream(board.id, seat, tab)
+    return _stream(board.id, seat, tab, player)

@@ -55,7 +55,7 @@ def board_context(view: BoardView, seat: int | None = None, answerer: int | None
     acting = boardpage.acting(view, seat)
     picture = boardpage.picture(view, interactive=acting)
     return {
-        "token": None, "csrf": None, "error": None, "notice": None, "typed": {}, "my_boards": [],
+        "token": None, "csrf": None, "error": None, "notice": None, "typed": {}, "my_boards": [], "watchers": 0,
         "away": [], "chats": [], "chat_count": 0,
         "choices": [], "cell": "", "next_token": None,
         "view": view,
@@ -111,11 +111,13 @@ def board_page(board_id: int):
 
 @bp.get("/games/<int:board_id>/live")
 def board_fragment(board_id: int):
-    """The changing part of the board page, for the script to swap in after a move."""
+    """The changing part of the board page, for the script to swap in after a move
+    (the count of watchers too: watching raises the board's version)."""
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
+        watched = boardpage.watched_by(session, view.board)
         notes = boardpage.away_and_chats(session, view.board, None)
-    return render_template("_live.html", **board_context(view, **notes))
+    return render_template("_live.html", **board_context(view, watchers=watched, **notes))
 
 
 @bp.get("/games/<int:board_id>.txt")

@@ -1,7 +1,7 @@
 """The private play page (the token in the link is the credential): the board,
 the move form, the buttons for moves that are not points, the player's other
-boards; and the small routes its script uses (the live fragment, why a move
-is illegal, a Dragons cell's orientations)."""
+boards; and the small routes its script uses (the live fragment, the list of the
+player's boards, why a move is illegal, a Dragons cell's orientations)."""
 
 from __future__ import annotations
 
@@ -68,10 +68,10 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
              number=record.number)
 
 
-def my_boards(session, board: Board, seat: int) -> list[dict]:
-    """This seat's player's boards, each with its play link: those waiting for them
-    first, then the others, each group by deadline; then a few finished ones."""
-    me = board.player_id(seat)
+def _listed(session, me: int) -> tuple[list[Board], list[Board], dict[int, str]]:
+    """The boards "Your boards" lists for player ``me``: the running ones, those waiting
+    for them first, then the others, each group by deadline; a few finished ones, the
+    latest first; and the opponents' names."""
     query = select(Board).where(or_(Board.seat0_id == me, Board.seat1_id == me))
     active = session.exec(query.where(Board.status == "active")).all()
     finished = session.exec(query.where(Board.status != "active").order_by(Board.last_move_at.desc())
@@ -80,8 +80,27 @@ def my_boards(session, board: Board, seat: int) -> list[dict]:
     names = {p.id: p.display_name or p.userid
              for p in session.exec(select(Player).where(Player.id.in_(others)))} if others else {}
     far = datetime.max.replace(tzinfo=timezone.utc)
+    active = sorted(active, key=lambda b: (b.to_move not in (None, b.seat_of(me)), b.expire_due_at or far))
+    return active, list(finished), names
+
+
+def boards_mark(session, me: int, listed=None) -> str:
+    """A digest of what "Your boards" shows player ``me`` (boards, opponents, whose
+    turn, deadlines; ``listed``: ``_listed``'s answer, when read already): a live page
+    compares it to know when its list is out of date."""
+    active, finished, names = listed or _listed(session, me)
+    shown = [(b.id, b.status, b.to_move, b.seat_of(me), names[b.player_id(1 - b.seat_of(me))],
+              b.expire_due_at.isoformat() if b.expire_due_at and b.status == "active" else None)
+             for b in [*active, *finished]]
+    return hashlib.sha256(repr(shown).encode()).hexdigest()[:20]
+
+
+def my_boards(session, board: Board, seat: int, listed=None) -> list[dict]:
+    """This seat's player's boards, each with its play link (``_listed``'s, in its order)."""
+    me = board.player_id(seat)
+    active, finished, names = listed or _listed(session, me)
     rows = []
-    for b in sorted(active, key=lambda b: (b.to_move not in (None, b.seat_of(me)), b.expire_due_at or far)):
+    for b in active:
         mine = b.seat_of(me)
         rows.append({"board": b, "title": get_game(b.game).title, "opponent": names[b.player_id(1 - mine)],
                      "token": b.token(mine), "current": b.id == board.id,
@@ -98,15 +117,19 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
     with reading(service().engine) as session:
         board, seat = seat_or_404(session, token)
         view = view_of(session, board)
-        listed = my_boards(session, board, seat) if template == "board.html" else []
+        rows, mark = [], None
+        if template == "board.html":
+            listed = _listed(session, board.player_id(seat))
+            rows, mark = my_boards(session, board, seat, listed), boards_mark(session, board.player_id(seat), listed)
         successor = board.next_board_id and session.get(Board, board.next_board_id)
         notes = boardpage.away_and_chats(session, board, seat)
         watching = boardpage.watched_by(session, board)  # they read the comments too
         answerer = answering_seat(session, board, seat)
     cell = request.args.get("cell", "").strip()[:12]
     page = board_context(view, seat, answerer, token=token, csrf=csrf_token(token), error=error, notice=notice,
-                         typed=typed or {}, my_boards=listed, cell=cell, choices=_orientations(view, seat, cell),
-                         next_token=successor.token(seat) if successor else None, watcher_count=watching, **notes)
+                         typed=typed or {}, my_boards=rows, cell=cell, choices=_orientations(view, seat, cell),
+                         next_token=successor.token(seat) if successor else None, watcher_count=watching,
+                         boards_mark=mark, **notes)
     return render_template(template, **page), status
 
 
@@ -139,6 +162,16 @@ def play(token: str):
 def play_fragment(token: str):
     """The changing part of the play page, for the script to swap in."""
     return _page(token, "_live.html")
+
+
+@bp.get("/play/<token>/boards")
+def boards_fragment(token: str):
+    """The page's "Your boards" list, for the script to swap in when one of the
+    player's boards changed (or a new one began)."""
+    with reading(service().engine) as session:
+        board, seat = seat_or_404(session, token)
+        listed = my_boards(session, board, seat)
+    return render_template("_my_boards.html", my_boards=listed)
 
 
 @bp.get("/play/<token>/explain")

@@ -104,6 +104,16 @@ class Site:
         assert result.status == "applied", (move, result)
         return result
 
+    def mail(self, sender: str, subject: str, text: str = "") -> dict:
+        """A mail handed to the server under test (its webhook), so its open pages
+        hear of what it changes; the webhook's answer."""
+        import json
+
+        request = urllib.request.Request(self.base + "/inbound/email", data=make_mail(sender, subject, text),
+                                         headers={"Content-Type": "message/rfc822"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
     def version(self, board: Board) -> int:
         """The board's version now: what its live pages know it by (it rises with every
         change a page shows)."""

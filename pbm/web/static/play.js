@@ -356,17 +356,37 @@
       .catch(function () { if (mine === refreshes) { window.setTimeout(function () { refresh(version); }, 1000); } });
   }
 
+  /* "Your boards" on a play page: the stream says when the list differs from the one
+     shown (its digest, data-boards-mark), and the new list is fetched and swapped in. */
+  var myBoards = document.getElementById("my-boards"), listRefreshes = 0;
+  function refreshBoards(mark) {
+    var mine = ++listRefreshes;
+    fetch(myBoards.getAttribute("data-boards-live"), { cache: "no-store" })
+      .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.text(); })
+      .then(function (html) {
+        if (mine !== listRefreshes) { return; }
+        myBoards.innerHTML = html;
+        myBoards.setAttribute("data-boards-mark", mark);
+      })
+      .catch(function () { if (mine === listRefreshes) { window.setTimeout(function () { refreshBoards(mark); }, 1000); } });
+  }
+
   function connect() {
     if (replaced) { return; }
     window.clearTimeout(retryTimer);
     var url = live.getAttribute("data-events") + "?known=" + live.getAttribute("data-board-version") +
-      "&tab=" + tab + (claimed ? "" : "&claim=1");
+      "&tab=" + tab + (claimed ? "" : "&claim=1") +
+      (myBoards ? "&boards=" + encodeURIComponent(myBoards.getAttribute("data-boards-mark")) : "");
     claimed = true;
     stream = new EventSource(url);
     stream.addEventListener("open", function () { retryDelay = 500; });
     stream.addEventListener("change", function (event) {
       var version = JSON.parse(event.data).version;
       if (String(version) !== live.getAttribute("data-board-version")) { refresh(version); }
+    });
+    stream.addEventListener("boards", function (event) {
+      var mark = JSON.parse(event.data).mark;
+      if (myBoards && mark !== myBoards.getAttribute("data-boards-mark")) { refreshBoards(mark); }
     });
     stream.addEventListener("again", reconnect);
     stream.addEventListener("resync", reconnect);
