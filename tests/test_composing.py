@@ -102,24 +102,3 @@ def test_random_plain_mails_are_the_bytes_email_writes():
             taken += 1
             assert fast == reference, (subject, in_reply_to, body)
     assert taken > 1000  # the comparison is about the direct path, not about nothing
-
-
-@pytest.mark.parametrize("text, wrapped", [
-    # a long line broken off mid-sentence takes its paragraph along
-    ("The board mails of every board you watch come to you too, from now on and\nuntil you stop. To stop:\n"
-     "    go unsubscribe alice <password> all",
-     "The board mails of every board you watch come to you too, from now on and\nuntil you stop. To stop:\n"
-     "    go unsubscribe alice <password> all"),
-    ("A sentence that is much too long for one line of a mail, since it goes on and on\nto here. Then more.",
-     "A sentence that is much too long for one line of a mail, since it goes on and\non to here. Then more."),
-    # a long line that ends its sentence, a quote, an indented line and a board stay apart
-    ("A sentence that is much too long for one line of a mail, since it goes on and on.\nNext line.",
-     "A sentence that is much too long for one line of a mail, since it goes on and\non.\nNext line."),
-    ("A sentence that is much too long for one line of a mail, since it goes on and on\n> quoted",
-     "A sentence that is much too long for one line of a mail, since it goes on and\non\n> quoted"),
-    ("A sentence that is much too long for one line of a mail, since it goes on and on\n  1. alice  D4",
-     "A sentence that is much too long for one line of a mail, since it goes on and\non\n  1. alice  D4"),
-    ("A B C D E F G H J\n9 . . . . . . . . . 9", "A B C D E F G H J\n9 . . . . . . . . . 9"),
-])
-def test_long_lines_wrap_within_their_paragraph(text, wrapped):
-    assert outbound.wrap(text) == wrapped

@@ -548,13 +548,3 @@ def test_the_play_script_speaks_german_on_a_german_page(site, desktop):
     open_page(desktop, board.url)  # another page: the choice is remembered
     assert by_css(desktop, "html").get_attribute("lang") == "de"
     assert by_css(desktop, "[data-status]").text == "bob ist am Zug (Weiß)."
-
-
-def test_a_german_subscription_mail_wraps_without_stranded_words(players, outbox):
-    """A translated paragraph is broken where its lines fit: no word is left alone on a line."""
-    players.send(ALICE, "language alice alicepw de")
-    players.send(ALICE, "twotigers subscribe alice alicepw all")
-    lines = body(outbox.new()[-1]).split("\n")
-    assert lines[0].startswith("alice beobachtet jetzt jedes neue Brett von Two Tigers")
-    assert [line for line in lines if len(line.split()) == 1 and not line.startswith(" ")] == []
-    assert all(len(line) <= 78 for line in lines)

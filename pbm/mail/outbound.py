@@ -64,34 +64,17 @@ def reply_address(settings: Settings, board_id: int, token: str) -> str:
 
 
 def wrap(text: str, width: int = MAX_LINE) -> str:
-    """Wrap long prose lines; lines that already fit (boards) are kept as they are. A
-    long line that breaks off mid-sentence (a translation's own line break) takes the
-    next lines of its paragraph along, so no word is left alone on a line."""
+    """Wrap long prose lines; lines that already fit (boards) are kept as they are."""
     out: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
+    for line in text.split("\n"):
         if len(line) <= width:
             out.append(line)
-            continue
-        indent = line[: len(line) - len(line.lstrip())]
-        quoted = line.lstrip().startswith(">")
-        while (not quoted and i < len(lines) and not line.rstrip().endswith((".", ":", "!", "?"))
-               and _continues(lines[i], indent)):
-            line = f"{line.rstrip()} {lines[i].strip()}"
-            i += 1
-        prefix = indent + ("> " if quoted else "")
-        out.extend(textwrap.wrap(line, width, subsequent_indent=prefix,
-                                 break_long_words=True, break_on_hyphens=False) or [""])
+        else:
+            indent = line[: len(line) - len(line.lstrip())]
+            prefix = indent + ("> " if line.lstrip().startswith(">") else "")
+            out.extend(textwrap.wrap(line, width, subsequent_indent=prefix,
+                                     break_long_words=True, break_on_hyphens=False) or [""])
     return "\n".join(out)
-
-
-def _continues(line: str, indent: str) -> bool:
-    """Whether ``line`` goes on the paragraph of a line indented by ``indent``."""
-    return bool(line.strip()) and line.startswith(indent) and not line[len(indent):][:1].isspace() \
-        and not line.lstrip().startswith(">")
 
 
 def quote(text: str, limit: int = 60) -> str:
