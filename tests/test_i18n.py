@@ -101,6 +101,32 @@ def test_every_ending_the_server_writes_reads_german(kind, seat):
     assert not set(re.findall(r"[a-z]+", outcome.reason)) & set(re.findall(r"[a-z]+", german)) - {"go"}, german
 
 
+TYPICAL_VALUE = "x" * 10  # a userid, a game's title, a date: what a placeholder is filled with
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_a_mail_sentence_broken_over_lines_breaks_where_a_line_fits(language):
+    """A message written over several lines keeps its line breaks in the mail, and
+    lines over 78 characters are wrapped: a line that could run over while its
+    sentence goes on below would leave its last words alone on a line. So such a
+    line ends its sentence, and an indented line (a command, a table) fits."""
+    def filled(line: str) -> str:
+        return re.sub(r"%\(\w+\)[sdr]", TYPICAL_VALUE, line)
+
+    too_long = []
+    for message in catalogue():
+        if not message.id:
+            continue
+        texts = {"en": message.id, "de": message.string}[language]
+        for text in texts if isinstance(texts, tuple) else (texts,):
+            lines = text.rstrip("\n").split("\n")
+            for line, following in zip(lines, lines[1:]):
+                ends = line.rstrip().endswith((".", "!", "?", ":")) or re.search(r"%\(\w+\)s$", line)
+                if len(filled(line)) > 78 and (line.startswith(" ") or not ends):
+                    too_long.append(line)
+    assert too_long == []
+
+
 # -- reading a page the way a person does -----------------------------------------
 
 
@@ -548,3 +574,12 @@ def test_the_play_script_speaks_german_on_a_german_page(site, desktop):
     open_page(desktop, board.url)  # another page: the choice is remembered
     assert by_css(desktop, "html").get_attribute("lang") == "de"
     assert by_css(desktop, "[data-status]").text == "bob ist am Zug (Weiß)."
+
+
+def test_a_german_subscription_mail_leaves_no_word_alone_on_a_line(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "twotigers subscribe alice alicepw all")
+    lines = body(outbox.new()[-1]).split("\n")
+    assert lines[0].startswith("alice beobachtet jetzt jedes neue Brett von Two Tigers")
+    assert [line for line in lines if len(line.split()) == 1 and not line.startswith(" ")] == []
+    assert all(len(line) <= 78 for line in lines)

@@ -52,7 +52,7 @@ def test_a_watcher_gets_every_board_mail_without_what_is_the_players_own(players
     assert "alice says (to the two players and the board's watcher):" in to_bob
     assert "(The board's watcher reads your comments too.)" in to_bob
     assert "1. alice        D4" in body(watched)
-    assert "You watch this board; to stop: greatkingdom unsubscribe 101 carol <password>" in text(watched)
+    assert "You watch this board; to stop:\n    greatkingdom unsubscribe 101 carol <password>\n" in body(watched)
     # The watchers are counted on show and on the web page.
     players.send(DAVE, "greatkingdom show 101")
     assert "Watched by 1." in body(outbox.new()[-1])
