@@ -143,6 +143,21 @@ def test_every_games_count_is_translated_and_keeps_its_figures():
 # -- 3. the mails about an account's addresses -----------------------------------------
 
 
+def test_a_games_options_are_described_and_refused_in_german(players, outbox):
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "go help")
+    help_text = flat(outbox.new()[-1])
+    assert "-size: Brettgröße, 9 13 19 (Vorgabe 9)" in help_text
+    assert re.search(r"-komi: .*, -100 bis 100 \(Vorgabe 7.5\)", help_text)
+    assert "(default" not in help_text
+    players.send(ALICE, "dragons help")
+    assert re.search(r"-tantrix: .*, true oder false \(Vorgabe false\)", flat(outbox.new()[-1]))
+    players.send(ALICE, "go challenge alice bob -size=7")
+    assert "-size muss 9, 13 oder 19 sein, nicht '7'." in flat(outbox.new()[-1])
+    players.send(ALICE, "twotigers challenge alice bob -x=1")
+    assert "(Optionen: keine)" in flat(outbox.new()[-1])
+
+
 def test_add_and_its_confirmation_speak_the_accounts_language(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     assert players.send(ALICE, f"add alice alicepw {WORK}").status == "applied"

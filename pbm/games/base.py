@@ -199,7 +199,8 @@ class OptionSpec:
             value = None
         if self.kind == "choice":
             if value not in self.choices:
-                allowed = ", ".join(str(c) for c in self.choices[:-1]) + f" or {self.choices[-1]}"
+                allowed = GameText("%(values)s or %(last)s", values=", ".join(str(c) for c in self.choices[:-1]),
+                                   last=self.choices[-1])
                 raise OptionError("-%(name)s must be %(allowed)s, not %(text)r.", name=self.name, allowed=allowed,
                                   text=text)
             return value
@@ -214,16 +215,19 @@ class OptionSpec:
             raise OptionError("-%(name)s must be a number from %(low)s to %(high)s, not %(value)s.", **bounds)
         return value
 
-    def describe(self) -> str:
-        """One line for the help: ``-size=N  board size, 9 13 or 19 (default 9)``."""
+    def describe(self) -> "GameText":
+        """One line for the help: ``-size: board size, 9 13 19 (default 9)``, its words
+        translatable (the values stay as they are typed)."""
         if self.kind == "choice":
             values = " ".join(str(c) for c in self.choices)
         elif self.kind == "bool":
-            values = "true or false"
+            values = GameText("true or false")
         else:
-            values = f"{self.low:g} to {self.high:g}"
-        default = "" if self.default is None else f" (default {str(self.default).lower()})"
-        return f"-{self.name}: {self.help}, {values}{default}"
+            values = GameText("%(low)s to %(high)s", low=format(self.low, "g"), high=format(self.high, "g"))
+        if self.default is None:
+            return GameText("-%(name)s: %(help)s, %(values)s", name=self.name, help=self.help, values=values)
+        return GameText("-%(name)s: %(help)s, %(values)s (default %(default)s)", name=self.name, help=self.help,
+                        values=values, default=str(self.default).lower())
 
 
 @dataclass(frozen=True)
@@ -259,7 +263,7 @@ class GameInfo:
         known = {o.name: o for o in self.options}
         unknown = sorted(set(raw) - set(known))
         if unknown:
-            allowed = ", ".join(f"-{k}" for k in sorted(known)) or "none"
+            allowed = ", ".join(f"-{k}" for k in sorted(known)) or GameText("none")
             raise OptionError("%(game)s has no option -%(option)s (options: %(allowed)s).", game=self.title,
                               option=unknown[0], allowed=allowed)
         values = self.defaults()
