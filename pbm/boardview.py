@@ -33,6 +33,11 @@ GAME_WORDS = (
 )
 
 
+# The log entries that end a game, as a move list names them (in English, the entry's kind).
+LOG_WORDS = {"resign": N_("resign"), "forfeit": N_("forfeit"), "decline": N_("decline"), "cancel": N_("cancel"),
+             "expire": N_("expire")}
+
+
 def game_sentence(said) -> str:
     """What a game said, in the current language: a game's error (``GameError``) or
     text (``GameText``) through the catalogue, with the sentences it quotes and the
@@ -246,7 +251,7 @@ class BoardView:
             text = (r.text + {"auto": " " + gettext("(forced)"), "queued": " " + gettext("(queued)")}.get(r.kind, "")
                     + (" " + gettext("(captures %(count)s)", count=done.captures) if done.captures else ""))
         else:
-            text = r.kind
+            text = gettext(LOG_WORDS[r.kind]) if r.kind in LOG_WORDS else r.kind
         return text + (" " + gettext("(taken back)") if r.number in self.taken_back_numbers else "")
 
     def auto_moves(self, record: MoveRecord) -> tuple[str, ...]:
@@ -257,7 +262,7 @@ class BoardView:
     def move_entry(self, record: MoveRecord) -> list[str]:
         """One log entry as lines of a text move list: the move, then each automatic
         move it caused, marked (Auto), beneath it."""
-        who = self.name(record.seat) if record.seat is not None else "server"
+        who = self.name(record.seat) if record.seat is not None else gettext("server")
         return ([f"{record.number:>4}. {who:<12} {self.move_text(record)}"]
                 + [f"{'':<18} (Auto) {text}" for text in self.auto_moves(record)])
 

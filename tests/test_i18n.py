@@ -501,6 +501,20 @@ def test_a_german_players_history_names_taken_back_moves_in_german(players, outb
     assert "F6 (taken back)" in " ".join(body(outbox.new()[-1]).split())  # bob reads English
 
 
+def test_a_german_move_list_names_the_servers_entries_in_german(players, outbox, server):
+    from datetime import timedelta
+
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    with reading(server.engine) as session:
+        expiry = session.get(Board, 101).expire_due_at
+    outbox.new()
+    assert server.expire_boards(now=expiry + timedelta(seconds=1)) == 1
+    mails = {m["To"].addresses[0].addr_spec: body(m) for m in outbox.new()}
+    assert "   1. Server       abgesagt" in mails[ALICE]
+    assert "   1. server       cancel" in mails[BOB]  # bob reads English
+
+
 def test_plural_forms_follow_the_number(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     players.send(ALICE, "vacation alice alicepw 1")
