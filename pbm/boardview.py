@@ -73,6 +73,8 @@ def side_name(game: Game, seat: int) -> str:
 def reason_text(game: Game, outcome: Outcome) -> str:
     """The outcome's reason in the current language: the server's own reasons (above)
     translated; a game's own reason as the catalogue has it, else as the game wrote it."""
+    if isinstance(outcome.reason, GameText):  # a game's reason with its figures (boards ended since it kept them)
+        return game_sentence(outcome.reason)
     for seat, side in enumerate(game.sides):
         for reason in (RESIGNED, OUT_OF_TIME, DECLINED):
             if outcome.reason == reason % {"side": side}:

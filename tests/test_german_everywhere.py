@@ -158,6 +158,36 @@ def test_a_games_options_are_described_and_refused_in_german(players, outbox):
     assert "(Optionen: keine)" in flat(outbox.new()[-1])
 
 
+def test_a_games_reason_with_figures_is_german_and_survives_the_database(players, outbox, app):
+    """A reason such as "territory after two passes (Blue needs 3 more)" keeps its
+    figures apart in the stored outcome, so a German reader gets it in German."""
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    for sender, move in ((ALICE, "D4"), (BOB, "pass"), (ALICE, "pass")):
+        userid = "alice" if sender == ALICE else "bob"
+        assert players.send(sender, f"greatkingdom move 101 {userid} {userid}pw {move}").status == "applied"
+    mails = {to(m): flat(m) for m in outbox.new()[-2:]}
+    assert "Gebiet nach zweimal Passen (Blau braucht 3 mehr)" in mails[ALICE]
+    assert "territory after two passes (Blue needs 3 more)" in mails[BOB]
+    page = app.test_client().get("/games/101", headers=GERMAN).get_data(as_text=True)
+    assert "Gebiet nach zweimal Passen (Blau braucht 3 mehr)" in page
+
+
+def test_every_games_reason_with_figures_has_its_german():
+    from pbm.games.base import GameText, Outcome
+
+    for reason in (GameText("a loop of %(count)s %(colour)s tiles", count=7, colour="X"),
+                   GameText("siege: %(side)s destroyed %(castles)s", side="Orange", castles="D4, E5"),
+                   GameText("only %(count)s goats are left, too few to trap the tigers", count=6)):
+        stored = Outcome.from_json(Outcome(0, reason, kind="loop").to_json())
+        assert stored.reason == reason and stored.to_json()["reason"] == str(reason)
+        with i18n.language("de"):
+            german = boardview.reason_text(REGISTRY["dragons"], stored)
+        assert german != str(reason) and not re.search(r"\b(of|tiles|destroyed|goats|left)\b", german), german
+    old = Outcome.from_json({"winner": 0, "reason": "a loop of 7 X tiles", "score": None, "kind": "loop"})
+    assert old.reason == "a loop of 7 X tiles"  # a board ended before: as it was stored
+
+
 def test_add_and_its_confirmation_speak_the_accounts_language(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     assert players.send(ALICE, f"add alice alicepw {WORK}").status == "applied"

@@ -123,7 +123,9 @@ class Outcome:
             raise ValueError(f"unknown termination kind {self.kind!r}")
 
     def to_json(self) -> dict:
-        data = {"winner": self.winner, "reason": self.reason, "score": self.score, "kind": self.kind}
+        data = {"winner": self.winner, "reason": str(self.reason), "score": self.score, "kind": self.kind}
+        if isinstance(self.reason, GameText) and self.reason.params:  # kept, to say it in another language
+            data["reason_text"] = {"message": self.reason.message, "params": self.reason.params}
         if self.margin is not None:
             data["margin"] = self.margin
         return data
@@ -132,7 +134,9 @@ class Outcome:
     def from_json(cls, data: dict | None) -> "Outcome | None":
         if data is None:
             return None
-        return cls(data["winner"], data["reason"], data.get("score"),
+        said = data.get("reason_text")
+        reason = GameText(said["message"], **said["params"]) if said else data["reason"]
+        return cls(data["winner"], reason, data.get("score"),
                    data.get("kind") or _legacy_kind(data["reason"]), data.get("margin"))
 
 

@@ -297,11 +297,14 @@ class Dragons(TurnBased):
         winners = [s for s in (0, 1) if loops[s] >= WIN_LENGTH]
         if winners:
             if len(winners) == 2 and loops[0] == loops[1]:
-                return Outcome(None, f"both colours closed loops of {loops[0]} tiles", kind="loop")
+                return Outcome(None, GameText("both colours closed loops of %(count)s tiles", count=loops[0]),
+                               kind="loop")
             winner = max(winners, key=lambda s: loops[s])
-            return Outcome(winner, f"a loop of {loops[winner]} {COLOURS[winner].upper()} tiles", kind="loop")
+            return Outcome(winner, GameText("a loop of %(count)s %(colour)s tiles", count=loops[winner],
+                                             colour=COLOURS[winner].upper()), kind="loop")
         if full:
-            return Outcome(None, f"all {state.pool} tiles were played without a winning loop", kind="exhaustion")
+            return Outcome(None, GameText("all %(count)s tiles were played without a winning loop", count=state.pool),
+                           kind="exhaustion")
         return None
 
     def legal_moves(self, state: DragonsState) -> list:

@@ -150,7 +150,8 @@ class GreatKingdom(TurnBased):
             for i in destroyed:
                 board[i] = EMPTY
             names = ", ".join(point_name(i % size, i // size) for i in sorted(destroyed))
-            outcome = Outcome(side, f"siege: {self.sides[side]} destroyed {names}", kind="siege")
+            outcome = Outcome(side, GameText("siege: %(side)s destroyed %(castles)s", side=self.sides[side], castles=names),
+                              kind="siege")
             return replace(state, board=tuple(board), turn=other, passes=0, stock=tuple(stock),
                            last=(x, y), destroyed=tuple(sorted(destroyed)), outcome=outcome)
         if not _group(board, index, size)[1]:
@@ -166,7 +167,7 @@ class GreatKingdom(TurnBased):
     def _count(self, state: GreatKingdomState) -> Outcome:
         blue, orange = self.scores(state)
         winner = 0 if blue - orange >= state.margin else 1
-        return Outcome(winner, f"territory after two passes (Blue needs {state.margin} more)",
+        return Outcome(winner, GameText("territory after two passes (Blue needs %(margin)s more)", margin=state.margin),
                        f"Blue {blue}, Orange {orange}", "score", blue - orange)
 
     def legal_moves(self, state: GreatKingdomState) -> list:

@@ -203,7 +203,10 @@ class TwoDragons(TurnBased):
     def _score(self, state: TwoDragonsState) -> Outcome:
         white, black = self.scores(state)
         winner = 0 if white > black else 1
-        reason = f"the {state.dragons} biggest dragons" + (" (a tie goes to Black)" if white == black else "")
+        if white == black:
+            reason = GameText("the %(count)s biggest dragons (a tie goes to Black)", count=state.dragons)
+        else:
+            reason = GameText("the %(count)s biggest dragons", count=state.dragons)
         return Outcome(winner, reason, f"White {white}, Black {black}", "score", abs(white - black))
 
     def legal_moves(self, state: TwoDragonsState) -> list:

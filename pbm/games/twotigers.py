@@ -188,8 +188,8 @@ class TwoTigers(TurnBased):
         else:
             state = replace(state, seen_once=state.seen_once | {position})
         if state.goats < FEWEST_GOATS:
-            return replace(state, outcome=Outcome(TIGERS, f"only {state.goats} goats are left, too few "
-                                                           "to trap the tigers", kind="capture"))
+            return replace(state, outcome=Outcome(TIGERS, GameText(
+                "only %(count)s goats are left, too few to trap the tigers", count=state.goats), kind="capture"))
         if not self._moves(state, state.turn):
             if state.turn == TIGERS:
                 return replace(state, outcome=Outcome(GOATS, "both tigers are trapped", kind="blocked"))
