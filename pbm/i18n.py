@@ -100,9 +100,9 @@ def lazy_gettext(message: str, **params) -> LazyText:
     return LazyText(partial(gettext, message, **params))
 
 
-def number(value: int) -> LazyText:
-    """A number as its reader writes it (``2,001``, ``2.001``)."""
-    return LazyText(lambda: format_decimal(value, locale=current()))
+def number(value: float) -> LazyText:
+    """A number as its reader writes it (``2,001``, ``2.001``; ``0.5``, ``0,5``)."""
+    return LazyText(lambda: format_decimal(value, format="#,##0.######", locale=current()))
 
 
 def N_(message: str) -> str:

@@ -515,6 +515,20 @@ def test_a_german_move_list_names_the_servers_entries_in_german(players, outbox,
     assert "   1. server       cancel" in mails[BOB]  # bob reads English
 
 
+def test_a_german_reader_gets_a_decimal_comma(players, outbox, server):
+    from datetime import timedelta
+
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "greatkingdom challenge alice bob --nagtime=0.25 --expiretime=0.5")
+    with reading(server.engine) as session:
+        expiry = session.get(Board, 101).expire_due_at
+    outbox.new()
+    assert server.expire_boards(now=expiry + timedelta(seconds=1)) == 1
+    mails = {m["To"].addresses[0].addr_spec: " ".join(body(m).split()) for m in outbox.new()}
+    assert "Brett 101 ist abgelaufen: 0,5 Tage lang kam kein Zug." in mails[ALICE]
+    assert "Board 101 has expired: no move arrived in 0.5 days." in mails[BOB]
+
+
 def test_plural_forms_follow_the_number(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     players.send(ALICE, "vacation alice alicepw 1")

@@ -41,6 +41,7 @@ _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoe
 _templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
 _templates.filters["sentence"] = game_sentence
+_templates.filters["number"] = lambda value: str(i18n.number(value))
 _templates.globals["provisional_games"] = ratings.PROVISIONAL_GAMES
 _templates.filters["indent_comment"] = lambda text: "\n".join("        | " + c for c in text.split("\n"))
 
