@@ -64,3 +64,16 @@ def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, 
     assert "moves are left out here; the whole record is at" in " ".join(history.split())
     assert "http://pbm.test/games/101.txt" in history
     assert history.count(" pass") + history.count(" resume") == 6
+
+
+def test_an_error_mail_quotes_a_bounded_part_of_the_mail(players, outbox):
+    """The refused mail is quoted, but at most about 60 lines of it, however long its
+    lines: an error mail to a forged sender is never the forger's 100 KB."""
+    from pbm.mail.inbound import MAX_BODY_CHARS
+
+    for text in ("x" * (MAX_BODY_CHARS + 1), "word " * 19_000, "x" * 90_000):
+        players.send(VICTIM, "frobnicate", text)
+        answer = body(outbox.to(VICTIM)[-1])
+        quoted = [line for line in answer.split("\n") if line.startswith(">")]
+        assert 1 <= len(quoted) <= 61 and quoted[-1] == "> [...]"
+        assert len(answer.encode()) < 8_000

@@ -78,8 +78,18 @@ def wrap(text: str, width: int = MAX_LINE) -> str:
 
 
 def quote(text: str, limit: int = 60) -> str:
-    lines = text.rstrip("\n").split("\n")
-    shown = lines[:limit] + (["[...]"] if len(lines) > limit else [])
+    """``text`` quoted (``> ``), its long lines wrapped as a mail shows them; at most
+    ``limit`` of those lines, then ``[...]`` (what one quote can add to a mail is bounded)."""
+    width, shown = MAX_LINE - 2, []
+    for line in text.rstrip("\n").split("\n"):
+        if len(line) > width:  # wrapped here, so the limit counts the lines a reader sees
+            shown += textwrap.wrap(line[:(limit + 1) * width], width, break_long_words=True,
+                                   break_on_hyphens=False) or [""]
+        else:
+            shown.append(line)
+        if len(shown) > limit:
+            shown = shown[:limit] + ["[...]"]
+            break
     return "\n".join(("> " + line).rstrip() for line in shown)
 
 
