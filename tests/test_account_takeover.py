@@ -83,8 +83,6 @@ def test_naming_another_accounts_address_tells_nobody_whose_it_is(players, outbo
     """signup, change address and add naming an address of another account are answered
     as for a free address (a confirmation goes there); only that address, when it
     replies, learns why nothing happens."""
-    players.send(ALICE, "signup alice alicepw")
-    players.send(BOB, "signup bob bobpw")
     for command in (f"signup mallory secret9 {ALICE}", f"change address bob bobpw {ALICE}", f"add bob bobpw {ALICE}"):
         outbox.new()
         result = players.send(ATTACKER if command.startswith("signup") else BOB, command)
@@ -95,3 +93,23 @@ def test_naming_another_accounts_address_tells_nobody_whose_it_is(players, outbo
         assert confirmed.status == "rejected" and f"{ALICE} already belongs to the userid alice." in confirmed.error
         assert [m["To"].addresses[0].addr_spec for m in outbox.new()] == [ALICE]
     assert accounts(server) == {"alice": (ALICE, False), "bob": (BOB, False)}
+
+
+def test_an_address_is_asked_for_confirmation_at_most_three_times_a_day(players, outbox, server):
+    """However many mails (forged or not) name an address, it gets at most three
+    confirmation mails in 24 hours; the fourth asker is told so."""
+    from datetime import timedelta
+
+    from pbm.models import utcnow
+    from pbm.service.accounts import MAX_CONFIRMATIONS_A_DAY
+
+    from .conftest import make_mail
+
+    for n in range(MAX_CONFIRMATIONS_A_DAY):
+        assert players.send(ATTACKER, f"signup mal{n} secret9 {VICTIM}").status == "applied"
+    assert len(outbox.to(VICTIM)) == MAX_CONFIRMATIONS_A_DAY
+    refused = players.send(ATTACKER, f"signup mal9 secret9 {VICTIM}")
+    assert refused.status == "rejected" and f"{VICTIM} was asked for confirmation 3 times today" in refused.error
+    assert len(outbox.to(VICTIM)) == MAX_CONFIRMATIONS_A_DAY
+    tomorrow = utcnow() + timedelta(days=1, minutes=1)
+    assert server.handle_raw(make_mail(ATTACKER, f"signup mal9 secret9 {VICTIM}"), now=tomorrow).status == "applied"

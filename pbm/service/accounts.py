@@ -9,7 +9,7 @@ import secrets
 from datetime import timedelta
 
 from email_validator import EmailNotValidError, validate_email
-from sqlmodel import Session, delete, or_, select
+from sqlmodel import Session, delete, func, or_, select
 
 from .. import i18n
 from ..commands import USAGE, Command
@@ -25,6 +25,7 @@ MIN_PASSWORD = 4
 CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
 CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
 MAX_ADDED = 5  # addresses an account may have besides its primary one
+MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, whoever asks
 
 GUEST_PREFIX = "guest-"  # the userids of browser seats (pbm.service.rooms): no account may take one
 
@@ -237,6 +238,11 @@ def _ask_confirmation(unit: Unit, action: str, address: str, language: str | Non
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
                                        "separately."))
+    asked = unit.session.exec(select(func.count()).select_from(Confirmation).where(
+        Confirmation.address == address, Confirmation.created_at > unit.now - timedelta(days=1))).one()
+    if asked >= MAX_CONFIRMATIONS_A_DAY:
+        raise PlayerError(lazy_gettext("%(address)s was asked for confirmation %(count)s times today already; "
+                                       "try again tomorrow.", address=address, count=MAX_CONFIRMATIONS_A_DAY))
     confirmation = Confirmation(token=secrets.token_hex(16), action=action, address=address,
                                 created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS),
                                 **pending)

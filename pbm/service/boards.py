@@ -285,7 +285,8 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     if board.next_board_id is not None:
         raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
                                        board=board.id, next=board.next_board_id))
-    if (board.outcome or {}).get("kind") == "cancellation":
+    ended = Outcome.from_json(board.outcome)  # its kind filled in for outcomes stored without one
+    if ended is not None and ended.kind == "cancellation":
         raise PlayerError(lazy_gettext("Board %(board)s was cancelled before its game began, so it has no new "
                                        "round; challenge again for a new game.", board=board.id),
                           USAGE["challenge"])
