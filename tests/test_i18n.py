@@ -501,21 +501,7 @@ def test_a_german_players_history_names_taken_back_moves_in_german(players, outb
     assert "F6 (taken back)" in " ".join(body(outbox.new()[-1]).split())  # bob reads English
 
 
-def test_a_german_move_list_names_the_servers_entries_in_german(players, outbox, server):
-    from datetime import timedelta
-
-    players.send(ALICE, "language alice alicepw de")
-    players.send(ALICE, "greatkingdom challenge alice bob")
-    with reading(server.engine) as session:
-        expiry = session.get(Board, 101).expire_due_at
-    outbox.new()
-    assert server.expire_boards(now=expiry + timedelta(seconds=1)) == 1
-    mails = {m["To"].addresses[0].addr_spec: body(m) for m in outbox.new()}
-    assert "   1. Server       abgesagt" in mails[ALICE]
-    assert "   1. server       cancel" in mails[BOB]  # bob reads English
-
-
-def test_a_german_reader_gets_a_decimal_comma(players, outbox, server):
+def test_a_german_expiry_mail_names_the_servers_entry_and_its_days_in_german(players, outbox, server):
     from datetime import timedelta
 
     players.send(ALICE, "language alice alicepw de")
@@ -524,9 +510,11 @@ def test_a_german_reader_gets_a_decimal_comma(players, outbox, server):
         expiry = session.get(Board, 101).expire_due_at
     outbox.new()
     assert server.expire_boards(now=expiry + timedelta(seconds=1)) == 1
-    mails = {m["To"].addresses[0].addr_spec: " ".join(body(m).split()) for m in outbox.new()}
-    assert "Brett 101 ist abgelaufen: 0,5 Tage lang kam kein Zug." in mails[ALICE]
-    assert "Board 101 has expired: no move arrived in 0.5 days." in mails[BOB]
+    mails = {m["To"].addresses[0].addr_spec: body(m) for m in outbox.new()}
+    assert "   1. Server       abgesagt" in mails[ALICE]  # the server's move-list entry
+    assert "Brett 101 ist abgelaufen: 0,5 Tage lang kam kein Zug." in " ".join(mails[ALICE].split())
+    assert "   1. server       cancel" in mails[BOB]  # bob reads English
+    assert "Board 101 has expired: no move arrived in 0.5 days." in " ".join(mails[BOB].split())
 
 
 def test_plural_forms_follow_the_number(players, outbox):
