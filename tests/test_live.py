@@ -175,8 +175,7 @@ def webhook(base: str, sender: str, subject: str, text: str = "") -> dict:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    """A server on SQLite, and a service beside it to set boards up (moves that
-    should reach pages go through the server: SQLite serves one process)."""
+    """A server on SQLite, and a service beside it to set boards up."""
     from pbm.config import load_settings
     from pbm.service import Service
 
@@ -371,20 +370,9 @@ def served(database_url: str, tmp_path):
         stop_server(process)
 
 
-def elsewhere(database_url: str, tmp_path, base: str, sender: str, subject: str) -> None:
-    """A mail handled by another process than the server on PostgreSQL (``pbm ingest``:
-    its commit reaches the server by NOTIFY); by the server's own webhook on SQLite,
-    which serves one process."""
-    if database_url.startswith("postgresql"):
-        ingest(database_url, tmp_path, make_mail(sender, subject))
-    else:
-        assert webhook(base, sender, subject)["status"] == "applied"
-
-
 def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_path):
-    """On PostgreSQL the move comes from ``pbm ingest`` and reaches the server's
-    stream through NOTIFY and the server's listener; SQLite serves one process, so
-    there the move goes through the server's own webhook."""
+    """The move comes from ``pbm ingest`` and reaches the server's stream through the
+    server's listener: NOTIFY on PostgreSQL, a datagram beside the SQLite file."""
     with served(database_url, tmp_path) as site:
         board = site.board("greatkingdom")
         before = site.version(board)
@@ -392,7 +380,7 @@ def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_pat
         try:
             assert stream.next_event(0.5) is None
             started = time.monotonic()
-            elsewhere(database_url, tmp_path, site.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4")
+            ingest(database_url, tmp_path, make_mail(ALICE, f"greatkingdom move {board.id} alice alicepw D4"))
             assert stream.next_event(2.0) == ("change", {"version": site.version(board)}) and site.version(board) > before
             print(f"\n{database_url.split(':')[0]}: the stream had the move "
                   f"{1000 * (time.monotonic() - started):.0f} ms after the mail was handed over")
@@ -401,15 +389,15 @@ def test_a_commit_in_one_process_wakes_a_stream_in_another(database_url, tmp_pat
 
 
 def test_a_new_board_made_in_another_process_reaches_the_players_list(database_url, tmp_path):
-    """The list of boards a play page shows follows a board begun elsewhere: on
-    PostgreSQL by ``pbm ingest`` (NOTIFY pbm_players), on SQLite by the webhook."""
+    """The list of boards a play page shows follows a board begun elsewhere, by ``pbm
+    ingest`` (NOTIFY pbm_players on PostgreSQL, a datagram on SQLite)."""
     with served(database_url, tmp_path) as site:
         board = site.board("greatkingdom")
         shown = boards_mark(board.play_url(1))
         stream = EventStream(site.base, f"/play/{board.tokens[1]}/events?known={site.version(board)}&boards={shown}")
         try:
             assert stream.next_event(0.5) is None
-            elsewhere(database_url, tmp_path, site.base, ALICE, "go challenge alice bob")
+            ingest(database_url, tmp_path, make_mail(ALICE, "go challenge alice bob"))
             assert stream.next_event(2.0) == ("boards", {"mark": boards_mark(board.play_url(1))})
         finally:
             stream.close()

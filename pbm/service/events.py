@@ -9,13 +9,17 @@ an undo request or draw offer and its answer, a queued or submitted move, a
 chat, a vacation starting or ending, a vote for a new round. So a page that
 shows version v is stale exactly when the board's version is above v.
 
-In one process (the embedded SQLite server) ``publish`` wakes the waiting
-pages directly. With PostgreSQL the unit of work also sends ``NOTIFY
-pbm_board`` (``{"101": 17}``) and ``NOTIFY pbm_players`` (``{"101": [3, 4]}``,
-the board's two players) inside its transaction (delivered only on commit), and
-a page taking a seat sends ``NOTIFY pbm_seat``; one listener thread per web
-process (``start_listener``) turns them into calls here, so pages served by any
-process hear of changes made in any other.
+In the process that commits, ``publish`` wakes the waiting pages directly.
+With PostgreSQL the unit of work also sends ``NOTIFY pbm_board``
+(``{"101": 17}``) and ``NOTIFY pbm_players`` (``{"101": [3, 4]}``, the board's
+two players) inside its transaction (delivered only on commit), and a page
+taking a seat sends ``NOTIFY pbm_seat``; one listener thread per web process
+(``start_listener``) turns them into calls here, so pages served by any process
+hear of changes made in any other. A SQLite file has the same notices, sent
+right after the commit (``tell_other_processes``) as Unix datagrams to every
+other process of the file that serves live pages (``pbm.service.sqlite_notify``,
+one listener thread a process: ``start_sqlite_listener``): the workers of ``pbm
+serve --workers``, and commits of ``pbm ingest`` or the scheduler reach them.
 
 A player's *mark* (``player_mark``) is the sum of the latest versions this
 process heard of the boards the player sits at: it rises whenever one of them
@@ -37,11 +41,16 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
+
+from ..db import beside_database
+from . import sqlite_notify
 
 CHANNEL = "pbm_board"
 SEAT_CHANNEL = "pbm_seat"
 PLAYERS_CHANNEL = "pbm_players"
 NOTICE_BOARDS = 150  # boards named in one notice: PostgreSQL takes payloads under 8,000 bytes
+LIVE_SUFFIX = "-live"  # the directory beside a SQLite file where its processes' listeners bind
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +177,7 @@ def clear() -> None:
 
 
 def receive(channel: str, payload: str) -> None:
-    """Apply one PostgreSQL notice (``pbm_board``: ``{"101": 5}``, board -> version;
+    """Apply one notice from another process (PostgreSQL's or a SQLite datagram's) (``pbm_board``: ``{"101": 5}``, board -> version;
     ``pbm_players``: ``{"101": [3, 4]}``, board -> its players; ``pbm_seat``:
     ``{"seat": key, "tab": id}``); a malformed one is logged and dropped."""
     try:
@@ -186,6 +195,7 @@ def receive(channel: str, payload: str) -> None:
 # -- the PostgreSQL listener: one thread per process ---------------------------
 
 _listener: "Listener | None" = None
+_sqlite_listener: sqlite_notify.Listener | None = None
 _listener_lock = threading.Lock()
 
 
@@ -244,22 +254,64 @@ def start_listener(database_url: str) -> Listener:
 
 
 def stop_listener() -> None:
-    """Stop this process's listener, if one runs (tests; the thread is a daemon)."""
-    global _listener
+    """Stop this process's listeners, if any run (tests; the threads are daemons)."""
+    global _listener, _sqlite_listener
     with _listener_lock:
-        if _listener is not None:
-            _listener.stopping.set()
-            _listener.join(timeout=5)
-            _listener = None
+        for running in (_listener, _sqlite_listener):
+            if running is not None:
+                running.stopping.set()
+                running.join(timeout=5)
+        _listener = _sqlite_listener = None
+
+
+# -- SQLite: the same notices between the processes of one database file -----------
+
+
+def live_directory(engine) -> Path | None:
+    """Where the processes of the engine's SQLite file exchange live notices; None for
+    an in-memory database (one process) and PostgreSQL (NOTIFY)."""
+    return beside_database(engine, LIVE_SUFFIX)
+
+
+def start_sqlite_listener(directory: Path) -> sqlite_notify.Listener:
+    """Start this process's listener in ``directory`` once (later calls return the
+    running one; one left listening for another database is stopped)."""
+    global _sqlite_listener
+    with _listener_lock:
+        running = _sqlite_listener
+        if running is not None and running.is_alive() and running.directory == directory:
+            return running
+        if running is not None:
+            running.stopping.set()
+        _sqlite_listener = sqlite_notify.Listener(directory, receive, reset_streams)
+        _sqlite_listener.start()
+        return _sqlite_listener
+
+
+def _send_on_sqlite(engine, notices_: list[tuple[str, str]]) -> None:
+    directory = live_directory(engine)
+    if directory is not None:
+        own = _sqlite_listener.socket_name if _sqlite_listener is not None else None
+        sqlite_notify.send(directory, notices_, own)
+
+
+def tell_other_processes(engine, boards: dict[int, int], seated: dict[int, tuple[int, int]]) -> None:
+    """After a commit on a SQLite file, send its notices to the file's other processes
+    (this one published them already; on PostgreSQL the transaction's NOTIFY did it).
+    Never blocks and never raises for a listener that cannot take them."""
+    if boards:
+        _send_on_sqlite(engine, notices(boards, seated))
 
 
 def announce_seat(engine, seat: str, tab: str) -> None:
-    """``tab`` takes ``seat`` here and, on PostgreSQL, in every other web process."""
+    """``tab`` takes ``seat`` here and in every other web process of the database."""
     take_seat(seat, tab)
+    payload = json.dumps({"seat": seat, "tab": tab})
     if engine.dialect.name == "postgresql":
         from sqlalchemy import text
 
         with engine.connect() as conn:
-            conn.execute(text("SELECT pg_notify(:channel, :payload)"),
-                         {"channel": SEAT_CHANNEL, "payload": json.dumps({"seat": seat, "tab": tab})})
+            conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": SEAT_CHANNEL, "payload": payload})
             conn.commit()
+    else:
+        _send_on_sqlite(engine, [(SEAT_CHANNEL, payload)])

@@ -129,6 +129,7 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             continue
         deliver_after_commit(engine, settings, unit.outbox)
         events.publish(versions, unit.seated)
+        events.tell_other_processes(engine, versions, unit.seated)
         if versions:
             for hook in AFTER_COMMIT:
                 hook(engine, unit)

@@ -71,12 +71,18 @@ def streams() -> Streams:
     return current_app.extensions.setdefault("pbm_streams", Streams())
 
 
-def _listen_if_postgres() -> None:
-    """Start this process's LISTEN thread the first time a page streams (PostgreSQL)."""
+def _listen() -> None:
+    """Start this process's listener for the commits of other processes the first time
+    a page streams: LISTEN on PostgreSQL, a datagram socket on a SQLite file (an
+    in-memory database has one process)."""
     engine = service().engine
     if engine.dialect.name == "postgresql":
         listener = events.start_listener(service().settings.database_url)
-        listener.listening.wait(LISTENER_READY_SECONDS)
+    elif (directory := events.live_directory(engine)) is not None:
+        listener = events.start_sqlite_listener(directory)
+    else:
+        return
+    listener.listening.wait(LISTENER_READY_SECONDS)
 
 
 def _known() -> int:
@@ -104,7 +110,7 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None, play
         shown = ""  # a list the page cannot have: it is sent the current one
     engine = service().engine
     try:
-        _listen_if_postgres()
+        _listen()
         mark = events.player_mark(player) if shown is not None else 0  # before the read: nothing falls between
         with reading(engine) as session:
             version = board_or_404(session, board_id).version

@@ -1,0 +1,186 @@
+"""SQLite's counterpart of PostgreSQL's LISTEN/NOTIFY: live-page notices (channel,
+payload) from the process that committed to every other process on the same
+database file that serves live pages, by Unix datagrams.
+
+Each listening process binds a datagram socket ``<pid>-<random>.sock`` in one
+directory beside the database (``<database file>-live``) and hands every notice
+it receives to a callback (``Listener``; ``pbm.service.events`` starts one the
+first time a page of the process streams). A process that commits sends its
+notices to every socket in the directory but its own (``send``), and removes the
+sockets of processes that are gone (nothing bound: ECONNREFUSED).
+
+Sending never blocks and never fails a commit: a datagram that finds its
+receiver's queue full (Linux queues 10 a socket, ``net.unix.max_dgram_qlen``) is
+dropped and logged at debug level; a page compares its version with the database
+whenever its stream reconnects, at least every 25 seconds (``pbm.web.live``).
+A listener whose socket file was removed binds a new one and says so (``on_gap``),
+since notices sent meanwhile were lost. Linux only (as ``pbm serve --workers`` is).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import socket
+import threading
+from pathlib import Path
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+DATAGRAM_BYTES = 32_768  # notices are packed into datagrams of at most this size; one notice is < 8,000 bytes
+SUN_PATH_BYTES = 107  # the longest socket path sockaddr_un holds (108 with the final NUL)
+CHECK_SECONDS = 1.0  # how often a listener looks up from its socket (to stop, or to find its file gone)
+
+_state: dict = {}  # this process's sending socket and directory descriptors
+_state_lock = threading.Lock()
+
+
+def _per_process(key: str, make: Callable[[], object]):
+    """This process's ``key``, made by ``make`` the first time; a forked child makes
+    its own (a socket shared with the parent would mix up their sends)."""
+    with _state_lock:
+        if _state.get("pid") != os.getpid():
+            _state.clear()
+            _state["pid"] = os.getpid()
+        if key not in _state:
+            _state[key] = make()
+        return _state[key]
+
+
+def address(directory: Path, name: str) -> str:
+    """The path to bind or send to for socket ``name`` in ``directory``: the plain path
+    when it fits sockaddr_un, otherwise the same file reached through a descriptor of
+    the directory (``/proc/self/fd/N/name``), which always fits."""
+    path = os.path.join(directory, name)
+    if len(os.fsencode(path)) <= SUN_PATH_BYTES:
+        return path
+    held = _per_process(f"directory {directory}",
+                        lambda: os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+    return f"/proc/self/fd/{held}/{name}"
+
+
+def datagrams(notices: list[tuple[str, str]]) -> list[bytes]:
+    """The notices as JSON lists of [channel, payload] pairs, as few datagrams as
+    fit DATAGRAM_BYTES each (one for an ordinary commit)."""
+    out, batch, size = [], [], 2
+    for notice in notices:
+        length = len(json.dumps(notice).encode()) + 1
+        if batch and size + length > DATAGRAM_BYTES:
+            out.append(json.dumps(batch).encode())
+            batch, size = [], 2
+        batch.append(notice)
+        size += length
+    if batch:
+        out.append(json.dumps(batch).encode())
+    return out
+
+
+def _sending_socket() -> socket.socket:
+    sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sender.setblocking(False)  # a full queue drops the datagram rather than holding the commit up
+    return sender
+
+
+def send(directory: Path, notices: list[tuple[str, str]], own: str | None = None) -> int:
+    """Send ``notices`` to every listener in ``directory`` except the socket named
+    ``own``, without ever blocking; returns how many listeners got them all. A
+    missing directory means nobody listens."""
+    try:
+        names = [name for name in os.listdir(directory) if name.endswith(".sock") and name != own]
+    except OSError:
+        return 0
+    if not names:
+        return 0
+    sender = _per_process("sender", _sending_socket)
+    packed, reached = datagrams(notices), 0
+    for name in names:
+        try:
+            for datagram in packed:
+                sender.sendto(datagram, address(directory, name))
+            reached += 1
+        except BlockingIOError:
+            log.debug("live notices for %s dropped: its queue is full", name)
+        except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+        except OSError as error:
+            log.debug("live notices for %s not sent (%s)", name, error.strerror)
+    return reached
+
+
+class Listener(threading.Thread):
+    """Binds this process's socket in ``directory`` and calls ``on_notice(channel,
+    payload)`` for every notice received; binds again (and calls ``on_gap``) when
+    its socket file disappears, and retries with a growing pause when it cannot bind."""
+
+    def __init__(self, directory: Path, on_notice: Callable[[str, str], None], on_gap: Callable[[], None]):
+        super().__init__(name="pbm-listen-sqlite", daemon=True)
+        self.directory = directory
+        self.socket_name = f"{os.getpid()}-{secrets.token_hex(4)}.sock"
+        self.on_notice, self.on_gap = on_notice, on_gap
+        self.listening = threading.Event()
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        delay, bound_before = 0.5, False
+        while not self.stopping.is_set():
+            try:
+                with self._bind() as receiver:
+                    identity = os.stat(os.path.join(self.directory, self.socket_name)).st_ino
+                    self.listening.set()
+                    if bound_before:
+                        self.on_gap()
+                    delay, bound_before = 0.5, True
+                    self._receive(receiver, identity)
+            except OSError as error:
+                log.warning("live updates: cannot listen in %s (%s); retrying in %g s",
+                            self.directory, error.strerror, delay)
+                self.stopping.wait(delay)
+                delay = min(delay * 2, 10.0)
+            finally:
+                self.listening.clear()
+        self._remove()
+
+    def _bind(self) -> socket.socket:
+        self.directory.mkdir(exist_ok=True)
+        self._remove()
+        receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            receiver.bind(address(self.directory, self.socket_name))
+        except OSError:
+            receiver.close()
+            raise
+        receiver.settimeout(CHECK_SECONDS)
+        return receiver
+
+    def _receive(self, receiver: socket.socket, identity: int) -> None:
+        """Hand on what comes until told to stop or the socket file is gone or replaced."""
+        while not self.stopping.is_set():
+            try:
+                datagram = receiver.recv(DATAGRAM_BYTES + 1024)
+            except TimeoutError:
+                try:
+                    if os.stat(os.path.join(self.directory, self.socket_name)).st_ino == identity:
+                        continue
+                except FileNotFoundError:
+                    pass
+                log.warning("live updates: the socket %s was removed; listening again", self.socket_name)
+                return
+            try:
+                notices = [(str(channel), str(payload)) for channel, payload in json.loads(datagram)]
+            except (ValueError, TypeError):
+                log.warning("dropped a malformed live datagram: %.200r", datagram)
+                continue
+            for channel, payload in notices:
+                self.on_notice(channel, payload)
+
+    def _remove(self) -> None:
+        try:
+            os.unlink(os.path.join(self.directory, self.socket_name))
+        except FileNotFoundError:
+            pass
