@@ -24,7 +24,7 @@ def port_number(text: str) -> int:
 
 
 def positive_number(text: str) -> int:
-    """An argparse type: a whole number from 1 to 10000 (threads)."""
+    """An argparse type: a whole number from 1 to 10000 (threads, worker processes)."""
     if text.isascii() and text.isdigit() and 1 <= int(text) <= 10_000:
         return int(text)
     raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10000, not {text[:40]!r}")
@@ -37,20 +37,30 @@ def _interrupt(*_) -> None:
 def cmd_serve(args) -> int:
     from waitress import create_server
 
-    from . import scheduler
+    from . import scheduler, serving
+    from .service import Service
     from .web import create_app
 
     configured = load_settings()
     # Links in mails point at this server unless base_url is set (PBM_BASE_URL or a settings file).
     own_url = None if "base_url" in configured.configured else f"http://{args.host}:{args.port}"
-    app = create_app({"base_url": own_url} if own_url else None)
+    overrides = {"base_url": own_url} if own_url else None
+    if args.listen_fds:  # one of the workers of a `pbm serve --workers N`
+        return serving.run_worker(create_app(overrides), args.listen_fds, args.lifeline_fd, args.threads)
     try:
-        web = create_server(app, host=args.host, port=args.port, threads=args.threads)
+        if args.workers == 1:
+            app = create_app(overrides)
+            web = create_server(app, host=args.host, port=args.port, threads=args.threads)
+            server = app.extensions["pbm"]
+        else:
+            web = serving.Workers(args.workers, serving.bind(args.host, args.port), [
+                sys.executable, "-m", "pbm.cli", "serve", "--host", args.host, "--port", str(args.port),
+                "--threads", str(args.threads)])
+            server = Service(load_settings(overrides))
     except OSError as error:
         print(f"pbm serve: cannot listen on {args.host}:{args.port} ({error.strerror}); "
               f"choose another port with --port (make run PORT=...).", file=sys.stderr)
         return 1
-    server = app.extensions["pbm"]
     settings = server.settings
     jobs = None if args.no_scheduler else scheduler.build(server)
     if jobs:
@@ -61,9 +71,11 @@ def cmd_serve(args) -> int:
         if listener is None:
             if jobs:
                 jobs.shutdown(wait=False)
+            web.close()
             return 1
     print(f"pbm is running.\n"
           f"  Web status page:   http://{args.host}:{args.port}/\n"
+          + (f"  Web workers:       {args.workers} processes\n" if args.workers > 1 else "")
           + (f"  SMTP for commands: {args.host}:{args.smtp_port} (write to {settings.server_address})\n"
              if listener else "")
           + f"  Outgoing mail:     {settings.mail_backend}"
@@ -221,17 +233,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = verb(sub, "serve", "web server, scheduler and, with --smtp-port, SMTP listener in one process",
                  "Run the web server (waitress), the periodic jobs and, with --smtp-port, an SMTP listener "
-                 "for incoming mail, in one process: the embedded default. Links in mails point at this "
-                 "server unless PBM_BASE_URL is set. Exit status 1 when a port is taken.")
+                 "for incoming mail, in one process: the embedded default. With --workers N the web "
+                 "server runs in N worker processes (restarted when one dies) and the rest stays in "
+                 "this one. Links in mails point at this server unless PBM_BASE_URL is set. Exit status "
+                 "1 when a port is taken.")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
     serve.add_argument("--port", type=port_number, default=5000, help="web port (default %(default)s)")
     serve.add_argument("--smtp-port", type=port_number, default=None, metavar="SMTP_PORT",
                        help="also take incoming mail by SMTP on this port (default: no SMTP listener)")
     serve.add_argument("--threads", type=positive_number, default=64,  # live pages hold one each (pbm.web.live)
-                       help="web server threads; each open live page holds one (default %(default)s)")
+                       help="web server threads (of each worker process); each open live page holds one "
+                            "(default %(default)s)")
+    serve.add_argument("--workers", type=positive_number, default=1,
+                       help="web server processes, for more than one core; the scheduler and the SMTP "
+                            "listener stay in the first process (default %(default)s: all in one process)")
     serve.add_argument("--no-scheduler", action="store_true",
                        help="leave the periodic jobs to a separate `pbm scheduler`")
     serve.add_argument("--first-steps", default="", help=argparse.SUPPRESS)  # `make run`'s guide
+    serve.add_argument("--listen-fds", default="", help=argparse.SUPPRESS)  # a worker's sockets (pbm.serving)
+    serve.add_argument("--lifeline-fd", type=int, default=-1, help=argparse.SUPPRESS)  # and its parent's pipe
     serve.set_defaults(func=cmd_serve)
 
     db = verb(sub, "db", "database tasks: upgrade, rebuild, revision")

@@ -1,0 +1,157 @@
+"""``pbm serve --workers N``: the web server in N worker processes, so Python's
+work of the requests (one core a process, under the GIL) spreads over the cores.
+
+The parent binds the web sockets (a taken port fails at once, as with one
+process), then starts N workers, each ``pbm serve`` again with the sockets handed
+over as inherited descriptors (``--listen-fds``): a fresh interpreter that
+builds its own application, so no database connection, lock or thread crosses
+from the parent, which runs the scheduler and the SMTP listener threads (a bare
+fork of a process with threads can leave a lock held forever in the child).
+The workers accept connections from the shared sockets, whichever is free first.
+
+The parent restarts a worker that ends unexpectedly (and logs it), and on
+SIGTERM or Ctrl-C stops them all before it ends. Each worker also holds the read
+end of a pipe whose write end only the parent has (its *lifeline*): should the
+parent die without stopping them (``kill -9``), the pipe's end reaches them and
+they stop too, so no worker outlives its parent.
+
+Live pages work across the workers: on PostgreSQL by LISTEN/NOTIFY, on a
+SQLite file by datagrams between the processes (``pbm.service.sqlite_notify``);
+the writers of all processes queue on one lock file (``pbm.db``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from waitress import create_server
+from waitress.adjustments import Adjustments
+
+log = logging.getLogger(__name__)
+
+STOP_SECONDS = 15.0  # a stopping worker gets this long (waitress waits 5 s for its threads) before SIGKILL
+QUICK_DEATH_SECONDS = 5.0  # a worker that ends sooner after its start is restarted after a pause
+RESTART_PAUSE_SECONDS = 1.0  # so a worker that cannot start does not spin the parent
+
+
+def bind(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for every address ``host`` resolves to, bound as waitress
+    binds them; raises OSError when one cannot be bound (the port is taken)."""
+    adjustments = Adjustments(host=host, port=port)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, protocol, address in adjustments.listen:
+            sock = socket.socket(family, kind, protocol)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(adjustments.backlog)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def describe_exit(returncode: int) -> str:
+    """A worker's end in words: its exit status or the signal that ended it."""
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+class Workers:
+    """``count`` worker processes serving ``sockets``; ``command`` starts one (it is
+    given ``--listen-fds`` and ``--lifeline-fd``). Used like a waitress server:
+    ``run()`` until a KeyboardInterrupt (the parent's SIGTERM handler raises one),
+    then ``close()``."""
+
+    def __init__(self, count: int, sockets: list[socket.socket], command: list[str]):
+        self.count, self.sockets, self.command = count, sockets, command
+        self.lifeline, self.lifeline_end = os.pipe()  # read end for the workers, write end kept here
+        self.running: dict[int, tuple[subprocess.Popen, int, float]] = {}  # pidfd -> (worker, slot, started)
+
+    def _start(self, slot: int) -> None:
+        fds = [sock.fileno() for sock in self.sockets]
+        worker = subprocess.Popen(
+            [*self.command, "--listen-fds", ",".join(map(str, fds)), "--lifeline-fd", str(self.lifeline)],
+            pass_fds=(*fds, self.lifeline))
+        self.running[os.pidfd_open(worker.pid)] = (worker, slot, time.monotonic())
+
+    def run(self) -> None:
+        """Start the workers, then restart any that ends, until interrupted."""
+        for slot in range(self.count):
+            self._start(slot)
+        while True:
+            ended, _, _ = select.select(list(self.running), [], [])  # a pidfd is readable once its process ended
+            for pidfd in ended:
+                worker, slot, started = self.running.pop(pidfd)
+                os.close(pidfd)
+                worker.wait()
+                log.warning("pbm serve: web worker %d (pid %d) ended unexpectedly (%s); starting another",
+                            slot + 1, worker.pid, describe_exit(worker.returncode))
+                if time.monotonic() - started < QUICK_DEATH_SECONDS:
+                    time.sleep(RESTART_PAUSE_SECONDS)
+                self._start(slot)
+
+    def close(self) -> None:
+        """Stop every worker (SIGTERM, then SIGKILL after STOP_SECONDS) and wait for them."""
+        for worker, _, _ in self.running.values():
+            worker.terminate()
+        os.close(self.lifeline_end)  # any worker not yet told (one just starting) hears the lifeline end
+        deadline = time.monotonic() + STOP_SECONDS
+        for pidfd, (worker, _, _) in self.running.items():
+            try:
+                worker.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("pbm serve: web worker pid %d did not stop; killing it", worker.pid)
+                worker.kill()
+                worker.wait()
+            os.close(pidfd)
+        self.running.clear()
+        os.close(self.lifeline)
+        for sock in self.sockets:
+            sock.close()
+
+
+def _follow_lifeline(fd: int) -> None:
+    """Block until the parent's end of the lifeline closes, then stop this worker."""
+    while os.read(fd, 1):
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int) -> int:
+    """Serve ``app`` with waitress on the inherited sockets ``listen_fds`` (comma
+    separated descriptors) until SIGTERM, SIGINT or the parent's end."""
+    from .service import events
+
+    sockets = [socket.socket(fileno=int(fd)) for fd in listen_fds.split(",")]
+    web = create_server(app, sockets=sockets, threads=threads)
+
+    def interrupt(*_):
+        events.reset_streams()  # open live pages end now and reconnect to a worker still running
+        raise KeyboardInterrupt
+
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):  # the parent's stop, and Ctrl-C at its terminal
+        signal.signal(stop_signal, interrupt)
+    threading.Thread(target=_follow_lifeline, args=(lifeline_fd,), name="pbm-lifeline", daemon=True).start()
+    try:
+        web.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        web.close()
+    return 0

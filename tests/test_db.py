@@ -1,0 +1,63 @@
+"""pbm/db.py: the writers of every process on one SQLite file queue on one flock
+beside it, so a writer wakes when the one before it commits (not in SQLite's busy
+handler, which sleeps up to 100 ms between looks)."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy import text
+
+from pbm.db import WRITER_LOCK_SUFFIX, beside_database, make_engine, reading, transaction
+
+from .conftest import make_mail, wait_until
+
+
+def waits_for_flock(path: Path, pid: int) -> bool:
+    """Whether process ``pid`` is blocked asking for an flock of ``path``: Linux lists
+    such a request in /proc/locks marked ``->`` ("1: -> FLOCK ADVISORY WRITE <pid>
+    <major>:<minor>:<inode> 0 EOF")."""
+    inode = str(os.stat(path).st_ino)
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 6 and fields[1] == "->" and fields[2] == "FLOCK":
+            if fields[5] == str(pid) and fields[6].rsplit(":", 1)[-1] == inode:
+                return True
+    return False
+
+
+def test_a_writer_in_another_process_waits_on_the_lock_file_then_both_commit(tmp_path, sqlite_template):
+    path = tmp_path / "pbm.sqlite3"
+    shutil.copy(sqlite_template, path)
+    url = f"sqlite:///{path}"
+    engine = make_engine(url)
+    lock_file = beside_database(engine, WRITER_LOCK_SUFFIX)
+    assert lock_file == tmp_path / "pbm.sqlite3-writer.lock"
+    env = {**os.environ, "PBM_DATABASE_URL": url, "PBM_INSTANCE_PATH": str(tmp_path / "instance"),
+           "PBM_SERVER_ADDRESS": "pbm@pbm.test", "PBM_LOG_LEVEL": "WARNING"}
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(make_mail("alice@players.test", "signup alice alicepw"))
+    try:
+        with transaction(engine) as session:  # this process writes and holds its transaction open
+            session.execute(text("INSERT INTO password_failure (userid, sender, at) "
+                                 "VALUES ('held', 'held@players.test', '2026-01-01 00:00:00')"))
+            ingest = subprocess.Popen([sys.executable, "-m", "pbm.cli", "ingest", str(mail)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            wait_until(lambda: waits_for_flock(lock_file, ingest.pid), "pbm ingest to wait for the writer lock")
+            assert ingest.poll() is None
+        out, err = ingest.communicate(timeout=60)  # the commit let it go on
+        assert ingest.returncode == 0 and out.startswith(b"applied"), err
+        with reading(engine) as session:
+            assert session.execute(text("SELECT userid FROM password_failure")).scalars().all() == ["held"]
+            assert session.execute(text("SELECT userid FROM player")).scalars().all() == ["alice"]
+    finally:
+        engine.dispose()
+
+
+def test_an_in_memory_database_has_no_lock_file():
+    engine = make_engine("sqlite://")
+    assert beside_database(engine, WRITER_LOCK_SUFFIX) is None
+    with transaction(engine) as session:  # the thread lock alone
+        session.execute(text("SELECT 1"))
