@@ -1,7 +1,8 @@
 """Live pages: the in-process events, the server-sent event streams of a real
 server (a move wakes every open page within 2 s, 50 pages at once, a page that
 was away catches up, a second tab takes a seat over), the cap on streams, and
-PostgreSQL: a commit in one process wakes a stream served by another. Streams
+a commit in one process wakes a stream served by another (PostgreSQL's
+NOTIFY, datagrams between the processes of a SQLite file). Streams
 name the board's version, which every change a page shows raises
 (``test_live_changes.py`` goes through each kind of change)."""
 
@@ -343,7 +344,7 @@ def test_streams_are_capped_and_end_after_their_time(app, client, players):
     assert client.get("/play/notatoken/events").status_code == 404
 
 
-# -- PostgreSQL: LISTEN/NOTIFY between processes ------------------------------------
+# -- between processes: LISTEN/NOTIFY on PostgreSQL, datagrams on SQLite ---------------
 
 
 def ingest(database_url: str, directory, raw: bytes) -> None:
@@ -403,9 +404,8 @@ def test_a_new_board_made_in_another_process_reaches_the_players_list(database_u
             stream.close()
 
 
-def test_postgresql_seat_takeover_reaches_another_server_process(database_url, tmp_path):
-    if not database_url.startswith("postgresql"):
-        pytest.skip("several web processes share a database only on PostgreSQL")
+def test_a_seat_takeover_reaches_another_server_process(database_url, tmp_path):
+    """Two servers on one database: NOTIFY pbm_seat on PostgreSQL, a datagram on SQLite."""
     from pbm.config import load_settings
     from pbm.service import Service
 
@@ -432,15 +432,17 @@ def test_postgresql_seat_takeover_reaches_another_server_process(database_url, t
 
 
 def test_the_listener_thread_hears_a_commit_of_another_process(database_url, tmp_path):
-    if not database_url.startswith("postgresql"):
-        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
+    """LISTEN on PostgreSQL; on SQLite a datagram socket beside the database file."""
     from pbm.config import load_settings
     from pbm.service import Service
 
     service = Service(load_settings({"database_url": database_url, "instance_path": str(tmp_path),
                                      "server_address": "pbm@pbm.test"}))
     events.clear()  # boards of earlier tests' databases had the same numbers
-    listener = events.start_listener(database_url)
+    if database_url.startswith("postgresql"):
+        listener = events.start_listener(database_url)
+    else:
+        listener = events.start_sqlite_listener(events.live_directory(service.engine))
     try:
         assert listener.listening.wait(10)
         site = Site("http://unused", service)

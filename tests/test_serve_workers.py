@@ -1,0 +1,202 @@
+"""``pbm serve --workers N`` on SQLite: N web worker processes beside one parent
+that runs the scheduler and the SMTP listener; a dead worker is replaced, the
+parent's stop (or death) ends every worker; a move through one worker, or by
+``pbm ingest``, reaches live pages that another worker serves (datagrams between
+the processes of the database file, ``pbm.service.sqlite_notify``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import smtplib
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pbm.service import events, sqlite_notify
+
+from .browser import ALICE, BOB, Site
+from .conftest import Outbox, free_port, make_mail, wait_until
+from .test_live import EventStream, ingest, webhook
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of ``pid`` (from Linux's /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # it ended meanwhile
+            continue
+        if fields[1] == str(pid) and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+class Served:
+    """``pbm serve --workers 2`` as a process, its output read as it comes."""
+
+    def __init__(self, directory: Path, *extra: str):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "PBM_INSTANCE_PATH": str(directory / "instance"), "PBM_LOG_LEVEL": "WARNING",
+                    "PBM_SERVER_ADDRESS": "pbm@pbm.test", "PBM_BASE_URL": self.base,
+                    "PBM_SECRET_KEY": "workers-test-key", "PBM_MAILDIR": str(directory / "maildir")}
+        subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=self.env, check=True,
+                       capture_output=True)
+        self.process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(self.port),
+                                         "--workers", "2", *extra], env=self.env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True)
+        self.reader.start()
+        wait_until(lambda: len(self.workers()) == 2, "pbm serve to start two workers")
+        wait_until(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2).read(), "pbm serve to answer")
+
+    def workers(self) -> set[int]:
+        return children(self.process.pid)
+
+    def stop(self) -> str:
+        """SIGTERM, as systemd stops it; its whole output."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+        self.reader.join(10)
+        return "".join(self.lines)
+
+
+@pytest.fixture
+def served(tmp_path):
+    server = Served(tmp_path, "--smtp-port", str(free_port()))
+    yield server
+    server.stop()
+
+
+def test_two_workers_serve_a_dead_one_is_replaced_and_the_stop_ends_them_all(served, tmp_path):
+    first = served.workers()
+    smtp_port = int(served.process.args[served.process.args.index("--smtp-port") + 1])
+    with smtplib.SMTP("127.0.0.1", smtp_port, timeout=30) as smtp:  # the SMTP listener runs in the parent
+        smtp.sendmail(ALICE, ["pbm@pbm.test"], make_mail(ALICE, "signup alice alicepw").replace(b"\n", b"\r\n"))
+    box = Outbox(str(tmp_path / "maildir"))
+    wait_until(box.all, "the answer to the mail taken by SMTP")
+    killed = min(first)
+    os.kill(killed, signal.SIGKILL)
+    wait_until(lambda: len(served.workers()) == 2 and killed not in served.workers(), "a new worker in its place")
+    wait_until(lambda: urllib.request.urlopen(served.base + "/healthz", timeout=2).read(), "the workers to answer")
+    last = served.workers()
+    output = served.stop()
+    assert served.process.returncode == 0 and "Traceback" not in output
+    assert all(gone(pid) for pid in first | last)
+    assert "Web workers:       2 processes" in output
+    assert f"(pid {killed}) ended unexpectedly (killed by SIGKILL); starting another" in output
+
+
+def test_workers_end_when_their_parent_is_killed(tmp_path):
+    server = Served(tmp_path)
+    workers = server.workers()
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.stop()
+    wait_until(lambda: all(gone(pid) for pid in workers), "the workers to end with their parent")
+
+
+def test_a_busy_port_fails_at_once_with_two_workers(served):
+    done = subprocess.run([sys.executable, "-m", "pbm.cli", "serve", "--port", str(served.port), "--workers", "2"],
+                          env=served.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{served.port}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_move_through_either_worker_or_pbm_ingest_reaches_pages_on_both(served, tmp_path):
+    from pbm.config import load_settings
+    from pbm.service import Service
+
+    service = Service(load_settings({"instance_path": str(tmp_path / "instance"), "server_address": "pbm@pbm.test"}))
+    streams: list[EventStream] = []
+    try:
+        site = Site(served.base, service)
+        board = site.board("greatkingdom")
+        known = site.version(board)
+        live = events.live_directory(service.engine)
+
+        def listening_workers() -> set[int]:
+            return {int(name.split("-")[0]) for name in os.listdir(live)} if live.exists() else set()
+
+        for _ in range(40):  # each connection goes to whichever worker takes it first: open pages until both serve one
+            streams.append(EventStream(served.base, f"/games/{board.id}/events?known={known}"))
+            assert streams[-1].status == 200  # its worker listens by the time its stream answers
+            if listening_workers() == served.workers():
+                break
+        assert listening_workers() == served.workers()
+        database_url = f"sqlite:///{tmp_path / 'instance' / 'pbm.sqlite3'}"
+        moves = (lambda: webhook(served.base, ALICE, f"greatkingdom move {board.id} alice alicepw D4"),  # a worker
+                 lambda: ingest(database_url, tmp_path, make_mail(BOB, f"greatkingdom move {board.id} bob bobpw C3")))
+        for move in moves:
+            move()
+            version = site.version(board)
+            for stream in streams:
+                assert stream.next_event(2.0) == ("change", {"version": version})
+    finally:
+        for stream in streams:
+            stream.close()
+        service.engine.dispose()
+
+
+# -- the datagrams themselves, in this process -----------------------------------------
+
+
+def test_notices_are_packed_into_few_datagrams_each_within_bounds():
+    small = [("pbm_board", '{"101": 5}'), ("pbm_players", '{"101": [3, 4]}')]
+    assert len(sqlite_notify.datagrams(small)) == 1
+    big = events.notices({n: 2_000_000_000 for n in range(1, 2001)}, {n: (1, 2) for n in range(1, 2001)})
+    packed = sqlite_notify.datagrams(big)
+    assert len(packed) > 1 and all(len(d) <= sqlite_notify.DATAGRAM_BYTES for d in packed)
+    assert [tuple(pair) for d in packed for pair in __import__("json").loads(d)] == big
+
+
+def test_a_full_queue_drops_without_blocking_and_a_dead_socket_is_removed(tmp_path):
+    import socket
+
+    directory = tmp_path / "db.sqlite3-live"
+    directory.mkdir()
+    deaf = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    deaf.bind(str(directory / "1-deaf.sock"))  # bound, never read: its queue fills
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dead.bind(str(directory / "2-dead.sock"))
+    dead.close()  # its process is gone; the file stays behind
+    reached = [sqlite_notify.send(directory, [("pbm_board", '{"101": %d}' % n)]) for n in range(30)]
+    assert reached[0] == 1 and reached[-1] == 0  # the queue filled: dropped, and send returned at once
+    assert sorted(os.listdir(directory)) == ["1-deaf.sock"]
+    deaf.close()
+
+
+def test_a_listener_in_a_long_directory_hears_and_listens_again_when_its_socket_is_removed(tmp_path):
+    directory = tmp_path / ("x" * 120) / "pbm.sqlite3-live"  # longer than a socket address holds
+    directory.parent.mkdir()
+    heard, gaps = [], threading.Event()
+    listener = sqlite_notify.Listener(directory, lambda c, p: heard.append((c, p)), gaps.set)
+    listener.start()
+    try:
+        assert listener.listening.wait(10)
+        assert sqlite_notify.send(directory, [("pbm_board", '{"7": 1}')]) == 1
+        wait_until(lambda: heard == [("pbm_board", '{"7": 1}')], "the notice")
+        os.unlink(directory / listener.socket_name)
+        assert gaps.wait(10)  # bound again, and the streams are told to check the database
+        wait_until(lambda: listener.socket_name in os.listdir(directory), "the socket bound again")
+        assert sqlite_notify.send(directory, [("pbm_seat", '{"seat": "7:0", "tab": "t"}')]) == 1
+        wait_until(lambda: heard[-1] == ("pbm_seat", '{"seat": "7:0", "tab": "t"}'), "the next notice")
+    finally:
+        listener.stopping.set()
+        listener.join(10)
+    assert os.listdir(directory) == []  # a stopped listener removes its socket
