@@ -1,8 +1,9 @@
 """``make bench``: whole games through ``POST /inbound/email`` against the
 production server (``pbm serve``, waitress) on loopback, by several
 concurrent clients; prints moves per second and latency percentiles for
-SQLite and, when one answers at 127.0.0.1:5432, PostgreSQL; by reply mail and
-by the ``move`` command with a password. Then ``breakdown.py`` (where a move's
+SQLite (one process, then ``pbm serve --workers 2``) and, when one answers at
+127.0.0.1:5432, PostgreSQL (one process); by reply mail and by the ``move``
+command with a password. Then ``breakdown.py`` (where a move's
 time goes, flat cost late in a game) and ``engines.py``; ``workers.py`` runs
 the reply path on gunicorn with several worker processes.
 
@@ -231,15 +232,17 @@ def serve_and_play(command: list[str], env: dict, port: int, maildir: str, args,
         server.wait(timeout=60)
 
 
-def bench_backend(name: str, database_url: str, args, password: bool = False) -> None:
+def bench_backend(name: str, database_url: str, args, password: bool = False, workers: int = 1) -> None:
+    """One line: ``pbm serve`` (with ``workers`` web worker processes) on a fresh
+    ``database_url``, the games played against it."""
     with tempfile.TemporaryDirectory() as tmp:
         env = upgraded_environment(database_url, tmp)
         port = free_port()
         played = serve_and_play(
             [sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--threads",
-             str(max(8, args.clients * 2))], env, port, f"{tmp}/outbox", args, password)
-    label = f"{name}{' +password' if password else ''}"
-    print(f"{label:<20} {args.clients:>7} {played.row()}", flush=True)
+             str(max(8, args.clients * 2)), "--workers", str(workers)], env, port, f"{tmp}/outbox", args, password)
+    label = f"{name}{f' {workers} workers' if workers > 1 else ''}{' +password' if password else ''}"
+    print(f"{label:<26} {args.clients:>7} {played.row()}", flush=True)
 
 
 def postgres_database():
@@ -271,10 +274,11 @@ def main() -> None:
           "loopback; by reply mail, and (+password) by the move command with a password in the Subject;\n"
           "latency = one move, request to committed answer; server ms and client ms = CPU per move\n"
           "of the server process (with its workers) and of the clients, which share the machine.\n")
-    print(f"{'backend':<20} {'clients':>7} {HEADER}")
+    print(f"{'backend':<26} {'clients':>7} {HEADER}")
     for password in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password)
+        for workers in (1, 2):  # one process (the embedded default), then `pbm serve --workers 2`
+            with tempfile.TemporaryDirectory() as tmp:
+                bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password, workers)
         url, drop = postgres_database()
         if url is None:
             print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
