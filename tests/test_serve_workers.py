@@ -6,9 +6,11 @@ the processes of the database file, ``pbm.service.sqlite_notify``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import smtplib
+import socket
 import subprocess
 import sys
 import threading
@@ -162,12 +164,10 @@ def test_notices_are_packed_into_few_datagrams_each_within_bounds():
     big = events.notices({n: 2_000_000_000 for n in range(1, 2001)}, {n: (1, 2) for n in range(1, 2001)})
     packed = sqlite_notify.datagrams(big)
     assert len(packed) > 1 and all(len(d) <= sqlite_notify.DATAGRAM_BYTES for d in packed)
-    assert [tuple(pair) for d in packed for pair in __import__("json").loads(d)] == big
+    assert [tuple(pair) for d in packed for pair in json.loads(d)] == big
 
 
 def test_a_full_queue_drops_without_blocking_and_a_dead_socket_is_removed(tmp_path):
-    import socket
-
     directory = tmp_path / "db.sqlite3-live"
     directory.mkdir()
     deaf = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -177,9 +177,10 @@ def clear() -> None:
 
 
 def receive(channel: str, payload: str) -> None:
-    """Apply one notice from another process (PostgreSQL's or a SQLite datagram's) (``pbm_board``: ``{"101": 5}``, board -> version;
-    ``pbm_players``: ``{"101": [3, 4]}``, board -> its players; ``pbm_seat``:
-    ``{"seat": key, "tab": id}``); a malformed one is logged and dropped."""
+    """Apply one notice of another process, heard by PostgreSQL's LISTEN or in a
+    SQLite datagram (``pbm_board``: ``{"101": 5}``, board -> version; ``pbm_players``:
+    ``{"101": [3, 4]}``, board -> its players; ``pbm_seat``: ``{"seat": key, "tab":
+    id}``); a malformed one is logged and dropped."""
     try:
         data = json.loads(payload)
         if channel == CHANNEL:
@@ -192,7 +193,7 @@ def receive(channel: str, payload: str) -> None:
         log.warning("dropped a malformed %s notice: %.200r", channel, payload)
 
 
-# -- the PostgreSQL listener: one thread per process ---------------------------
+# -- the listeners, one thread per process: PostgreSQL's here, SQLite's below ----
 
 _listener: "Listener | None" = None
 _sqlite_listener: sqlite_notify.Listener | None = None

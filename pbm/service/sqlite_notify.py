@@ -94,7 +94,11 @@ def send(directory: Path, notices: list[tuple[str, str]], own: str | None = None
         return 0
     if not names:
         return 0
-    sender = _per_process("sender", _sending_socket)
+    try:
+        sender = _per_process("sender", _sending_socket)
+    except OSError as error:  # out of descriptors: the pages catch up when they reconnect
+        log.debug("live notices not sent (%s)", error.strerror)
+        return 0
     packed, reached = datagrams(notices), 0
     for name in names:
         try:
