@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import Sequence
+from datetime import datetime
+from typing import NamedTuple, Sequence
 
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, insert
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
+from .db import flush, written_later
 from .games import Consequences, Game, GameError, GameText, Outcome, get_game
 from .i18n import LANGUAGES, N_, LazyText, current, gettext, knows, language
 from .models import Board, MoveRecord, Player
@@ -116,13 +118,32 @@ _PLAYERS = select(Player).where(Player.id.in_(bindparam("ids", expanding=True)))
 _RECORDS = select(*RECORD_COLUMNS).where(MoveRecord.board_id == bindparam("board")).order_by(MoveRecord.number)
 
 
+LOG_INSERT = insert(MoveRecord)  # how ``boards.append`` writes an entry (the log's only writer)
+
+
+class KeptRecord(NamedTuple):
+    """An entry an optimistic unit of work has written but not yet sent (``db.write``),
+    read as the rows of ``load_records`` are."""
+
+    number: int
+    seat: int | None
+    kind: str
+    text: str
+    comment: str
+    created_at: datetime
+
+
 def load_records(session: Session, board: Board) -> list:
     """The board's log in order, as read-only rows with ``RECORD_COLUMNS``' names
-    (the session's pending changes written first, as a query of the session would)."""
-    session.flush()
+    (the session's pending changes written first, as a query of the session would,
+    and the entries an optimistic unit keeps until it writes, last)."""
+    flush(session, later=(Board,))  # the log's read reads no board
     # On the connection: plain rows need none of the ORM's query machinery, which cost
     # as much as reading them.
-    return session.connection().execute(_RECORDS, {"board": board.id}).all()
+    rows = session.connection().execute(_RECORDS, {"board": board.id}).all()
+    kept = [KeptRecord(*(entry[column.key] for column in RECORD_COLUMNS))
+            for entry in written_later(session, LOG_INSERT) if entry["board_id"] == board.id]
+    return rows + kept if kept else rows
 
 
 def player_name(player: Player) -> str:

@@ -13,6 +13,13 @@ which polls with sleeps of up to 100 ms: the workers of ``pbm serve --workers``,
 ``pbm ingest``, ``pbm smtpd``, ``pbm scheduler`` and ``pbm sweep`` all write
 through ``transaction``.
 
+A mail's unit of work on SQLite is *optimistic* (``transaction(optimistic=True)``):
+it reads and works out everything (the move, its board mails) without the write
+lock, and takes the lock only to write, where the board's version check says
+whether the board changed meanwhile; if it did, the unit runs again under the
+lock. So the lock is held for the writes alone, and the workers of ``pbm serve
+--workers`` (and the threads of one process) work out moves side by side.
+
 PostgreSQL: writers lock the board row they change (``SELECT ... FOR
 UPDATE``), and the board's version column catches anything that slips by.
 """
@@ -23,17 +30,21 @@ import fcntl
 import logging
 import os
 import threading
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.sql.expression import Executable
 from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
 
 READ_ONLY = "pbm_read_only"
+WRITE_LATER = "pbm_write_later"  # an optimistic unit of work's connection (``transaction``)
+WRITING = "pbm_writing"  # ... once it has begun writing (``begin_writing``)
 WRITER_LOCK_SUFFIX = "-writer.lock"
 
 log = logging.getLogger(__name__)
@@ -65,8 +76,16 @@ def make_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection):
-        read_only = connection.get_execution_options().get(READ_ONLY)
-        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        options = connection.get_execution_options()
+        if options.get(WRITE_LATER):  # reads outside a transaction; ``begin_writing`` begins it
+            return
+        connection.exec_driver_sql("BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _no_early_writes(connection, _cursor, statement, _parameters, _context, _many):
+        options = connection._execution_options  # read for every statement: the public accessor copies
+        if options.get(WRITE_LATER) and not options.get(WRITING) and not statement.lstrip()[:6].upper() == "SELECT":
+            raise NeedsLock(statement.split(None, 1)[0])
 
     return engine
 
@@ -112,17 +131,115 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
+class NeedsLock(Exception):
+    """An optimistic unit of work came to something it may do only under the write
+    lock (a write before its end, a refusal to roll back): run it again the usual way."""
+
+
 @contextmanager
-def transaction(engine: Engine) -> Iterator[Session]:
-    """One write transaction: commit on success, roll back on any exception. On
-    SQLite it waits first for this process's writers (a thread lock) and then for
-    those of every other process on the same file (an flock), holding both until
-    the commit is done."""
+def _write_lock(engine: Engine) -> Iterator[None]:
+    """On SQLite, wait for this process's writers (a thread lock), then for those of
+    every other process on the same file (an flock), and hold both."""
     with getattr(engine, "pbm_writer_lock", None) or nullcontext():
         with _writers_of_the_file(engine):
+            yield
+
+
+@dataclass
+class _Later:
+    """An optimistic unit's writes, kept until it begins writing."""
+
+    locks: ExitStack
+    engine: Engine
+    writes: list[tuple[Executable, dict]] = field(default_factory=list)
+    writing: bool = False
+
+
+_LATER = "pbm_later"  # Session.info key of an optimistic unit's ``_Later``
+
+
+@contextmanager
+def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session]:
+    """One write transaction: commit on success, roll back on any exception. On
+    SQLite it holds the write lock (``_write_lock``) until the commit is done.
+
+    ``optimistic`` (SQLite only; elsewhere ignored): the lock is taken only when the
+    work is done (``begin_writing``), so that while one move is written the next
+    ones are worked out, by other threads and processes. Until then each read sees
+    the latest commit (no transaction is open), Core writes are kept (``write``)
+    and any other write raises ``NeedsLock``, as does a refused command (whose
+    savepoint there is no transaction for yet: ``service.inbound``); a change to a
+    board that happened meanwhile fails the board's version check as the board is
+    written (``StaleDataError``). On either, the caller runs the work again the
+    usual way."""
+    if not (optimistic and engine.dialect.name == "sqlite"):
+        with _write_lock(engine):
             with Session(engine, expire_on_commit=False) as session:
                 with session.begin():
                     yield session
+        return
+    with ExitStack() as locks:  # released after the commit
+        with Session(engine.execution_options(**{WRITE_LATER: True}), expire_on_commit=False) as session:
+            session.info[_LATER] = _Later(locks, engine)
+            with session.begin():
+                yield session
+
+
+def writes_later(session: Session) -> bool:
+    """Whether ``session`` is an optimistic unit's that has not begun writing."""
+    later = session.info.get(_LATER)
+    return later is not None and not later.writing
+
+
+def write(session: Session, statement: Executable, params: dict) -> None:
+    """Run a Core write (an INSERT) in the session's transaction; an optimistic unit
+    keeps it until it begins writing (see ``written_later``). Only for rows that
+    stand or fall with a versioned object written with them (a board's log
+    entry) or with a unique index (the record of a mail), or that rest on no
+    read at all (an outbox mail)."""
+    if writes_later(session):
+        session.info[_LATER].writes.append((statement, params))
+    else:
+        session.connection().execute(statement, params)
+
+
+def written_later(session: Session, statement: Executable) -> list[dict]:
+    """The parameters of the writes of ``statement`` an optimistic unit has kept."""
+    later = session.info.get(_LATER)
+    return [params for kept, params in later.writes if kept is statement] if later else []
+
+
+def flush(session: Session, *, later: tuple[type, ...] = ()) -> None:
+    """``session.flush()``, but not in an optimistic unit before it writes when its
+    only pending changes are to loaded objects of the types ``later``: a caller
+    that reads no such rows needs them written no sooner than the unit's end.
+    (Anything else pending is flushed, which there raises ``NeedsLock``.)"""
+    if writes_later(session) and not session.new and not session.deleted \
+            and all(isinstance(changed, later) for changed in session.dirty):
+        return
+    session.flush()
+
+
+def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:
+    """An optimistic unit's work is done: take the write lock, begin the transaction,
+    write its changed objects and run the writes it kept (nothing for any other
+    session). Its changes must all be to loaded objects of the types ``versioned``,
+    whose UPDATE checks that nobody changed them since they were read; a new or
+    deleted object, or a change to another, may rest on a read that is stale by
+    now (a userid found free), so it raises ``NeedsLock``."""
+    later = session.info.get(_LATER)
+    if later is None or later.writing:
+        return
+    if session.new or session.deleted or not all(isinstance(changed, versioned) for changed in session.dirty):
+        raise NeedsLock("a change that no version check covers")
+    later.locks.enter_context(_write_lock(later.engine))
+    connection = session.connection().execution_options(**{WRITING: True})
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    later.writing = True
+    session.flush()  # first: a changed object's version check fails before any kept write does
+    for statement, params in later.writes:
+        connection.execute(statement, params)
+    later.writes.clear()
 
 
 @contextmanager

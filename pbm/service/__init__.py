@@ -93,13 +93,13 @@ class Service:
                 result = Result(Status.REJECTED if request.errors else Status.APPLIED, board_id, why)
             # Recorded as the work ends, in its transaction: a twin that ran at the same
             # time fails here on the unique (sender, Message-ID) and rolls back whole (``duplicate``).
-            unit.session.connection().execute(_RECORD_MAIL, {
+            unit.write(_RECORD_MAIL, {
                 "message_id": mail.message_id, "sender": mail.sender[:320], "subject": redact(mail.subject)[:500],
                 "status": result.status.value, "board_id": result.board, "error": why, "received_at": unit.now})
             return result
 
         try:
-            return run(self.engine, self.settings, work, now=now, mail=mail)
+            return run(self.engine, self.settings, work, now=now, mail=mail, optimistic=True)
         except IntegrityError:
             with reading(self.engine) as session:
                 if self._seen(session, mail):
@@ -118,7 +118,7 @@ class Service:
             return Result(Status.APPLIED, board.id)
 
         try:
-            return run(self.engine, self.settings, work, now=now)
+            return run(self.engine, self.settings, work, now=now, optimistic=True)
         except PlayerError as error:
             with reading(self.engine) as session:
                 board, _seat, _players = boards.by_token(session, token, lock=False)

@@ -13,12 +13,12 @@ import json
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import bindparam, insert, or_
+from sqlalchemy import bindparam, or_
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
+from ..boardview import LOG_INSERT, BoardView, lazy_sentence, load_players, load_records, player_name
 from ..commands import USAGE, CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
@@ -89,7 +89,6 @@ _BY_TOKEN = (select(Board, _SEAT0, _SEAT1).join(_SEAT0, _SEAT0.id == Board.seat0
              .join(_SEAT1, _SEAT1.id == Board.seat1_id)
              .where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token"))))
 _BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update(of=Board)
-_INSERT_ENTRY = insert(MoveRecord)
 
 
 def by_token(session: Session, token: str, *, lock: bool = True,
@@ -127,7 +126,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
     logged = bounded(comment)
     # A Core INSERT, at once: the log is append-only and read as plain rows, so the
     # entry never needs to be an ORM object (whose flush costs more than the write).
-    unit.session.connection().execute(_INSERT_ENTRY, {
+    unit.write(LOG_INSERT, {
         "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
         "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)

@@ -21,6 +21,7 @@ from sqlmodel import Session, select
 
 from .. import i18n
 from ..boardview import BoardView, game_sentence, game_record, load_records
+from ..db import flush
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
 from ..models import Board, InboundMessage, Player, PlayerAddress, Subscription
@@ -159,7 +160,7 @@ _SUBSCRIPTIONS = select(Subscription.player_id, Subscription.board_id, Subscript
 def watchers(session: Session, board: Board) -> list[Player]:
     """The players watching ``board`` (not its own players), by userid: subscribed to
     it, or to every board of its game since before it began and not left out of it."""
-    session.flush()  # plain rows on the connection (see ``load_records``): pending subscriptions first
+    flush(session, later=(Board,))  # plain rows on the connection (see ``load_records``): pending subscriptions first
     rows = session.connection().execute(_SUBSCRIPTIONS, {"game": board.game, "board": board.id}).all()
     chosen = {r.player_id: r.watching for r in rows if r.board_id is not None}
     ids = {r.player_id for r in rows if r.board_id is None and r.created_at <= board.created_at}

@@ -32,7 +32,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
 from ..config import Settings
-from ..db import transaction
+from ..db import NeedsLock, begin_writing, transaction, write
 from ..mail.inbound import InboundMail
 from ..mail.outbound import Composed
 from ..models import Board, utcnow
@@ -75,6 +75,10 @@ class Unit:
         """Put one composed mail in the outbox, in this transaction (written as the work ends)."""
         self.outbox.append(outgoing(mail, board_id))
 
+    def write(self, statement, params: dict) -> None:
+        """Run a Core write (an INSERT) in this transaction (``db.write``)."""
+        write(self.session, statement, params)
+
     def new_password_hash(self, password: str) -> str:
         """The hash of a password this unit sets: made before the transaction when
         the mail was read (``new_hashes``), otherwise now."""
@@ -101,30 +105,41 @@ class Unit:
 
 
 def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: datetime | None = None,
-        mail: InboundMail | None = None) -> T:
+        mail: InboundMail | None = None, optimistic: bool = False) -> T:
     """Run ``work`` in one write transaction with the mails it queued, retried on a
     version conflict; after the commit, hand those mails to the delivery thread and
     publish its board changes. Returns what ``work`` returns; any exception rolls
-    back and propagates."""
+    back and propagates.
+
+    ``optimistic``: on SQLite, work the unit out before taking the write lock (see
+    ``db.transaction``); when that cannot be done, or a board changed meanwhile,
+    the work runs again under the lock, as every unit does on PostgreSQL."""
     now = now or utcnow()
-    for attempt in range(ATTEMPTS):
+    attempt = 0
+    while True:
         unit = Unit(None, settings, now, mail)  # type: ignore[arg-type]
         try:
-            with transaction(engine) as session:
+            with transaction(engine, optimistic=optimistic) as session:
                 unit.session = session
                 result = work(unit)
+                begin_writing(session, versioned=(Board,))
                 queue(session, unit.outbox, now)
                 session.flush()
                 versions = unit.versions()
                 if versions and engine.dialect.name == "postgresql":
                     channels, payloads = zip(*events.notices(versions, unit.seated))
                     session.execute(_NOTIFY, {"channels": list(channels), "payloads": list(payloads)})
+        except NeedsLock:
+            optimistic = False
+            continue
         except StaleDataError:
-            if attempt == ATTEMPTS - 1:
+            attempt, optimistic = attempt + 1, False
+            if attempt == ATTEMPTS:
                 raise
             continue
         except DBAPIError as error:  # PostgreSQL chose this unit to break a deadlock: it did nothing; again
-            if getattr(error.orig, "sqlstate", None) != DEADLOCK or attempt == ATTEMPTS - 1:
+            attempt += 1
+            if getattr(error.orig, "sqlstate", None) != DEADLOCK or attempt == ATTEMPTS:
                 raise
             continue
         deliver_after_commit(engine, settings, unit.outbox)
@@ -134,4 +149,3 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             for hook in AFTER_COMMIT:
                 hook(engine, unit)
         return result
-    raise AssertionError("unreachable")

@@ -1,0 +1,88 @@
+"""On SQLite a mail's unit of work is worked out before it takes the write lock
+and written at its end (``db.transaction(optimistic=True)``): while one move is
+written, the next are worked out. A board that changed meanwhile fails its
+version check, and the mail is answered again under the lock, against the new
+position; nothing is written twice. (PostgreSQL locks only the board's row and
+works as before.)"""
+
+import threading
+
+import pytest
+from sqlmodel import select
+
+from pbm.db import reading, transaction
+from pbm.models import Board, MoveRecord
+from pbm.service import letters
+
+from .conftest import body, make_mail
+
+ALICE, BOB = "alice@players.test", "bob@players.test"
+sqlite_only = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+
+
+@pytest.fixture
+def board(players, outbox):
+    assert players.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
+    outbox.new()
+    return players
+
+
+def logged(server) -> list[str]:
+    with reading(server.engine) as s:
+        return [m.text for m in s.exec(select(MoveRecord).order_by(MoveRecord.number)).all()]
+
+
+@sqlite_only
+def test_a_move_is_worked_out_while_another_writer_holds_the_lock(server, outbox, board, monkeypatch):
+    composing = threading.Event()
+    real_render = letters.render
+
+    def render(*args, **kwargs):
+        composing.set()
+        return real_render(*args, **kwargs)
+
+    monkeypatch.setattr(letters, "render", render)
+    results = []
+    mover = threading.Thread(target=lambda: results.append(
+        server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4"))))
+    with transaction(server.engine):  # another writer holds the write lock
+        mover.start()
+        assert composing.wait(30), "the move's board mails were not composed while another writer held the lock"
+        assert results == []  # written only once the lock is free
+    mover.join(30)
+    assert [r.status for r in results] == ["applied"]
+    assert logged(server) == ["D4"]
+    assert sorted(m["To"].addresses[0].addr_spec for m in outbox.new()) == [ALICE, BOB]
+
+
+@sqlite_only
+def test_a_board_changed_while_a_move_was_worked_out_is_answered_against_the_new_position(
+        server, outbox, board, monkeypatch):
+    """Alice's D4 by mail is being worked out when her D5 from her private page lands:
+    the mail is answered again, under the lock, and refused (it is Bob's turn now)."""
+    with reading(server.engine) as s:
+        alice_token = s.get(Board, 101).token0
+    real_render = letters.render
+    played, landing = [], threading.Event()
+
+    def render(*args, **kwargs):
+        if not landing.is_set():  # the mail's first board mail: her page's move lands now
+            landing.set()
+            page = threading.Thread(target=lambda: played.append(server.play_by_token(alice_token, "D5")))
+            page.start()
+            page.join(30)  # at once, unless the mail's unit held the write lock while it was worked out
+        return real_render(*args, **kwargs)
+
+    monkeypatch.setattr(letters, "render", render)
+    result = server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4"))
+    assert [r.status for r in played] == ["applied"]
+    assert result.status == "rejected" and "It is not your turn on board 101" in result.error
+    assert logged(server) == ["D5"]
+    with reading(server.engine) as s:
+        assert s.get(Board, 101).move_count == 1
+    mails = outbox.new()
+    board_mails = [m for m in mails if "D5" in body(m) and "not your turn" not in body(m)]
+    assert sorted(m["To"].addresses[0].addr_spec for m in board_mails) == [ALICE, BOB]
+    refusals = [m for m in mails if "It is not your turn on board 101" in body(m)]
+    assert [m["To"].addresses[0].addr_spec for m in refusals] == [ALICE]
+    assert len(mails) == 3  # D4's board mails, composed before the conflict, were never sent
