@@ -17,6 +17,7 @@ Run: ``.venv/bin/python benchmarks/breakdown.py [--moves 200] [--database URL]``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import functools
 import pstats
@@ -32,7 +33,7 @@ from sqlalchemy import event
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbm import migrate  # noqa: E402
+from pbm import db, migrate  # noqa: E402
 from pbm.games import get_game  # noqa: E402
 from pbm.web import create_app  # noqa: E402
 from run import mail  # noqa: E402  (the throughput benchmark beside this file)
@@ -88,7 +89,19 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
     import pbm.service as service
     from pbm.service import inbound, letters, unit as unit_module
 
-    counts = {"statements": 0}
+    counts = {"statements": 0, "locked": 0.0}
+    write_lock = db._write_lock
+
+    @contextlib.contextmanager
+    def timed_write_lock(engine):
+        with write_lock(engine):
+            taken = time.perf_counter()
+            try:
+                yield
+            finally:
+                counts["locked"] += time.perf_counter() - taken
+
+    db._write_lock = timed_write_lock  # looked up by name at each use
     engine = app.extensions["pbm"].engine
 
     @event.listens_for(engine, "before_cursor_execute")
@@ -102,7 +115,8 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
 
     @event.listens_for(engine, "handle_error")
     def _failed(*_):
-        stages.leave()
+        if stages.stack and stages.stack[-1][0] == "SQL (driver, commit)":  # not when refused before it ran
+            stages.leave()
 
     stages.wrap(default.DefaultDialect, "do_commit", "SQL (driver, commit)")
     stages.wrap(service, "parse_mail", "mail parsing")
@@ -236,6 +250,8 @@ def breakdown(database_url: str | None, moves: int) -> None:
     answered = total - stages.seconds.get(DELIVERY, 0.0)
     print(f"  {'... before the answer':<28} {answered / played * 1000:>7.3f} ms  (the server delivers after "
           "answering, in its delivery thread)")
+    print(f"  {'write lock held':<28} {counts['locked'] / played * 1000:>7.3f} ms  {counts['locked'] / total:>5.0%}"
+          "  (SQLite: what other writers wait for; the rest is worked out side by side)")
     print(f"  per move: {counts['statements'] / played:.1f} SQL statements, "
           f"{calls / profiled:,.0f} Python function calls, {written / played / 1024:.1f} KiB of mail written")
 

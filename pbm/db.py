@@ -37,7 +37,7 @@ from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
@@ -183,6 +183,16 @@ def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session
             session.info[_LATER] = _Later(locks, engine)
             with session.begin():
                 yield session
+
+
+@contextmanager
+def writing(engine: Engine) -> Iterator[Connection]:
+    """One write transaction on a plain connection, for Core statements alone (no
+    session to set up and tear down while other writers wait): the write lock as
+    ``transaction`` takes it, commit on success, roll back on any exception."""
+    with _write_lock(engine):
+        with engine.begin() as connection:
+            yield connection
 
 
 def writes_later(session: Session) -> bool:

@@ -30,7 +30,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from .config import Settings
-from .db import reading, transaction
+from .db import reading, transaction, writing
 from .mail.outbound import Composed
 from .mail.transport import DeliveryError, Transport, open_transport
 from .models import OutboxMail, utcnow
@@ -164,8 +164,7 @@ def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: dat
     if not results:
         return
     failures = []
-    with transaction(engine) as session:
-        connection = session.connection()  # Core statements: the ORM's bulk UPDATE costs more than the write
+    with writing(engine) as connection:  # Core statements: the ORM's bulk UPDATE costs more than the write
         if engine.dialect.name == "postgresql":
             # Losing this mark in a crash only sends the mail again (at least once, same
             # Message-ID), so it need not wait for the log flush, as the move's commit does.
