@@ -167,18 +167,24 @@ def test_notices_are_packed_into_few_datagrams_each_within_bounds():
     assert [tuple(pair) for d in packed for pair in json.loads(d)] == big
 
 
-def test_a_full_queue_drops_without_blocking_and_a_dead_socket_is_removed(tmp_path):
+def test_a_full_queue_never_blocks_the_sender_and_its_notices_follow_in_order(tmp_path):
+    """A listener that does not read for a while (its queue holds 10 datagrams) gets
+    every notice of a burst once it reads again, in the order sent; the sender
+    returned at once each time. A dead socket is removed."""
     directory = tmp_path / "db.sqlite3-live"
     directory.mkdir()
-    deaf = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    deaf.bind(str(directory / "1-deaf.sock"))  # bound, never read: its queue fills
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    slow.bind(str(directory / "1-slow.sock"))  # not read until the burst is over: its queue fills
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     dead.bind(str(directory / "2-dead.sock"))
     dead.close()  # its process is gone; the file stays behind
     reached = [sqlite_notify.send(directory, [("pbm_board", '{"101": %d}' % n)]) for n in range(30)]
-    assert reached[0] == 1 and reached[-1] == 0  # the queue filled: dropped, and send returned at once
-    assert sorted(os.listdir(directory)) == ["1-deaf.sock"]
-    deaf.close()
+    assert reached[0] == 1 and reached[-1] == 0  # the queue filled: the rest went to the late sender
+    assert sorted(os.listdir(directory)) == ["1-slow.sock"]
+    slow.settimeout(10)
+    heard = [json.loads(json.loads(slow.recv(65536))[0][1])["101"] for _ in range(30)]
+    assert heard == list(range(30))
+    slow.close()
 
 
 def test_a_listener_in_a_long_directory_hears_and_listens_again_when_its_socket_is_removed(tmp_path):

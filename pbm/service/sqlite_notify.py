@@ -9,10 +9,13 @@ first time a page of the process streams). A process that commits sends its
 notices to every socket in the directory but its own (``send``), and removes the
 sockets of processes that are gone (nothing bound: ECONNREFUSED).
 
-Sending never blocks and never fails a commit: a datagram that finds its
-receiver's queue full (Linux queues 10 a socket, ``net.unix.max_dgram_qlen``) is
-dropped and logged at debug level; a page compares its version with the database
-whenever its stream reconnects, at least every 25 seconds (``pbm.web.live``).
+Sending never blocks and never fails a commit: datagrams that find their
+receiver's queue full (Linux queues 10 a socket, ``net.unix.max_dgram_qlen``) go
+to this process's late sender, a thread that waits up to LATE_SECONDS for the
+receiver to make room (and sends that receiver's later notices after them, in
+order); only then, or beyond LATE_MOST waiting, are they dropped and logged at
+debug level. A page compares its version with the database whenever its stream
+reconnects, at least every 25 seconds (``pbm.web.live``).
 A listener whose socket file was removed binds a new one and says so (``on_gap``),
 since notices sent meanwhile were lost. Linux only (as ``pbm serve --workers`` is).
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import secrets
 import socket
 import threading
@@ -33,6 +37,8 @@ log = logging.getLogger(__name__)
 DATAGRAM_BYTES = 32_768  # notices are packed into datagrams of at most this size; one notice is < 8,000 bytes
 SUN_PATH_BYTES = 107  # the longest socket path sockaddr_un holds (108 with the final NUL)
 CHECK_SECONDS = 1.0  # how often a listener looks up from its socket (to stop, or to find its file gone)
+LATE_SECONDS = 2.0  # how long the late sender waits for a full queue to make room
+LATE_MOST = 1000  # hand-overs the late sender holds at most
 
 _state: dict = {}  # this process's sending socket and directory descriptors
 _state_lock = threading.Lock()
@@ -84,10 +90,56 @@ def _sending_socket() -> socket.socket:
     return sender
 
 
+class _LateSender:
+    """This process's thread for datagrams a full queue refused: it sends them
+    waiting up to LATE_SECONDS on each, so a burst of commits reaches a busy
+    listener a moment later instead of never. While it holds datagrams for a
+    receiver, that receiver's later ones queue behind them (``behind``): notices
+    arrive in the order they were sent (a seat taken twice must end with the
+    second tab)."""
+
+    def __init__(self):
+        self._waiting: queue.Queue = queue.Queue(maxsize=LATE_MOST)
+        self._held: dict[str, int] = {}  # receiver address -> hand-overs not yet sent
+        self._lock = threading.Lock()
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._socket.settimeout(LATE_SECONDS)
+        threading.Thread(target=self._run, name="pbm-notify-late", daemon=True).start()
+
+    def behind(self, target: str) -> bool:
+        """Whether datagrams for ``target`` are waiting here."""
+        with self._lock:
+            return target in self._held
+
+    def hand(self, target: str, datagrams: list[bytes]) -> bool:
+        """Send ``datagrams`` to ``target`` from the thread; False when it holds too many already."""
+        with self._lock:
+            try:
+                self._waiting.put_nowait((target, datagrams))
+            except queue.Full:
+                return False
+            self._held[target] = self._held.get(target, 0) + 1
+            return True
+
+    def _run(self) -> None:
+        while True:
+            target, datagrams = self._waiting.get()
+            try:
+                for datagram in datagrams:
+                    self._socket.sendto(datagram, target)
+            except OSError as error:  # still full after LATE_SECONDS, or its process is gone
+                log.debug("live notices for %s dropped (%s)", target, error.__class__.__name__)
+            with self._lock:
+                self._held[target] -= 1
+                if not self._held[target]:
+                    del self._held[target]
+
+
 def send(directory: Path, notices: list[tuple[str, str]], own: str | None = None) -> int:
     """Send ``notices`` to every listener in ``directory`` except the socket named
-    ``own``, without ever blocking; returns how many listeners got them all. A
-    missing directory means nobody listens."""
+    ``own``, without ever blocking; returns how many listeners got them at once
+    (a listener whose queue is full gets them from the late sender). A missing
+    directory means nobody listens."""
     try:
         names = [name for name in os.listdir(directory) if name.endswith(".sock") and name != own]
     except OSError:
@@ -100,20 +152,29 @@ def send(directory: Path, notices: list[tuple[str, str]], own: str | None = None
         log.debug("live notices not sent (%s)", error.strerror)
         return 0
     packed, reached = datagrams(notices), 0
+    late: _LateSender = _per_process("late", _LateSender)
     for name in names:
-        try:
-            for datagram in packed:
-                sender.sendto(datagram, address(directory, name))
-            reached += 1
-        except BlockingIOError:
-            log.debug("live notices for %s dropped: its queue is full", name)
-        except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
+        target, sent = address(directory, name), 0
+        if not late.behind(target):  # else its notices wait behind those held for it
             try:
-                os.unlink(os.path.join(directory, name))
-            except OSError:
+                for datagram in packed:
+                    sender.sendto(datagram, target)
+                    sent += 1
+                reached += 1
+                continue
+            except BlockingIOError:  # its queue is full: the rest go late
                 pass
-        except OSError as error:
-            log.debug("live notices for %s not sent (%s)", name, error.strerror)
+            except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
+                try:
+                    os.unlink(os.path.join(directory, name))
+                except OSError:
+                    pass
+                continue
+            except OSError as error:
+                log.debug("live notices for %s not sent (%s)", name, error.strerror)
+                continue
+        if not late.hand(target, packed[sent:]):
+            log.debug("live notices for %s dropped: %d hand-overs wait already", name, LATE_MOST)
     return reached
 
 
