@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 5000
 SMTP_PORT ?= 2525
+WORKERS ?= 1
 
 # The German (and any further) catalogue, compiled from its source at setup (the
 # .mo files are built, not kept in git).
@@ -37,7 +38,7 @@ messages: setup
 
 run: setup
 	$(BIN)/pbm db upgrade
-	$(BIN)/pbm serve --host $(HOST) --port $(PORT) --smtp-port $(SMTP_PORT) --first-steps deploy/first-game.txt
+	$(BIN)/pbm serve --host $(HOST) --port $(PORT) --smtp-port $(SMTP_PORT) --workers $(WORKERS) --first-steps deploy/first-game.txt
 
 test: setup
 	$(BIN)/python -m pytest

@@ -4,7 +4,8 @@ concurrent clients; prints moves per second and latency percentiles for
 SQLite (one process, then ``pbm serve --workers 2``) and, when one answers at
 127.0.0.1:5432, PostgreSQL (one process); by reply mail and by the ``move``
 command with a password. Then ``breakdown.py`` (where a move's
-time goes, flat cost late in a game) and ``engines.py``; ``workers.py`` runs
+time goes, flat cost late in a game), ``floors.py`` (what the HTTP server and the
+Maildir cost before pbm's code) and ``engines.py``; ``workers.py`` runs
 the reply path on gunicorn with several worker processes.
 
 A figure, not a pass/fail test. Options: --clients, --games, --size.
@@ -287,7 +288,7 @@ def main() -> None:
             bench_backend("postgresql", url, args, password)
         finally:
             drop()
-    for extra in ("breakdown.py", "engines.py"):
+    for extra in ("breakdown.py", "floors.py", "engines.py"):
         print()
         subprocess.run([sys.executable, str(ROOT / "benchmarks" / extra)], check=True)
 

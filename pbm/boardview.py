@@ -5,10 +5,10 @@ replay the log there)."""
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from datetime import datetime
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 from sqlalchemy import bindparam, insert
 from sqlalchemy.orm.util import identity_key
@@ -121,16 +121,9 @@ _RECORDS = select(*RECORD_COLUMNS).where(MoveRecord.board_id == bindparam("board
 LOG_INSERT = insert(MoveRecord)  # how ``boards.append`` writes an entry (the log's only writer)
 
 
-class KeptRecord(NamedTuple):
-    """An entry an optimistic unit of work has written but not yet sent (``db.write``),
-    read as the rows of ``load_records`` are."""
-
-    number: int
-    seat: int | None
-    kind: str
-    text: str
-    comment: str
-    created_at: datetime
+# An entry an optimistic unit of work has written but not yet sent (``db.write``),
+# read as the rows of ``load_records`` are.
+KeptRecord = namedtuple("KeptRecord", [column.key for column in RECORD_COLUMNS])
 
 
 def load_records(session: Session, board: Board) -> list:

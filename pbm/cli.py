@@ -87,11 +87,8 @@ def cmd_serve(args) -> int:
               .replace("{outbox}", settings.maildir), flush=True)
     signal.signal(signal.SIGTERM, _interrupt)  # systemd's stop: end like Ctrl-C, quietly
     try:
-        web.run()
-    except KeyboardInterrupt:
-        pass
+        serving.serve_until_stopped(web)
     finally:
-        web.close()
         if jobs:
             jobs.shutdown(wait=False)
         if listener:

@@ -148,10 +148,16 @@ def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int) -> int:
     for stop_signal in (signal.SIGTERM, signal.SIGINT):  # the parent's stop, and Ctrl-C at its terminal
         signal.signal(stop_signal, interrupt)
     threading.Thread(target=_follow_lifeline, args=(lifeline_fd,), name="pbm-lifeline", daemon=True).start()
+    serve_until_stopped(web)
+    return 0
+
+
+def serve_until_stopped(web) -> None:
+    """Run the server ``web`` (waitress, or ``Workers``) until Ctrl-C or a stop
+    signal turned into KeyboardInterrupt, then close it."""
     try:
         web.run()
     except KeyboardInterrupt:
         pass
     finally:
         web.close()
-    return 0
