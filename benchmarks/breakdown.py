@@ -257,39 +257,52 @@ def breakdown(database_url: str | None, moves: int) -> None:
 
 
 def flat_cost(database_url: str | None, repeat: int) -> None:
-    """A 19x19 Go reply move, a board page and a ``show #n`` early and late in a game."""
+    """A 19x19 Go reply move, a board page and a ``show #n`` early and late in a game:
+    two boards of the same game, one at move 10 and one at move 300, measured
+    alternately (a drift of the machine's speed meets both alike); each figure is
+    the median of ``repeat`` of this process's CPU time (what the code costs; the
+    wall time adds the disk's flushes and the VM's pauses)."""
+    marks = (10, 300)
     with tempfile.TemporaryDirectory() as tmp:
         app = make_app(tmp, database_url)
         players = Players(app, "g")
-        script = scripted_game("go", {"size": "19"}, 300 + 2 * repeat, seed=7)
-        board, tags = players.challenge("go", "-size=19")
+        script = scripted_game("go", {"size": "19"}, max(marks) + 2 * repeat + 2, seed=7)
         page = app.test_client()
-        figures: dict[str, dict[int, tuple[float, int]]] = {"reply move": {}, "board page": {},
-                                                             "show #n mail": {}}
-        played = 0
-        for mark in (10, 300):
-            for seat, move in script[played:mark - 1]:
+        games = {}
+        for mark in marks:  # each board played up to just before its measured move
+            board, tags = players.challenge("go", "-size=19")
+            for seat, move in script[:mark - 1]:
                 players.reply(board, tags, seat, move)
-            played = mark - 1
-            times, counted = [], 0
-            for seat, move in script[played:played + 2 * repeat:2]:  # move `mark` (then later ones)
-                start = time.perf_counter()
-                if counted:
-                    players.reply(board, tags, seat, move)
-                else:
-                    counted = calls(lambda: players.reply(board, tags, seat, move))
-                times.append(time.perf_counter() - start)
-                other_seat, other = script[played + 1]
-                players.reply(board, tags, other_seat, other)
-                played += 2
-            figures["reply move"][mark] = statistics.median(times[1:]), counted
-            figures["board page"][mark] = measure(lambda: page.get(f"/games/{board}"), repeat)
-            show = f"show {board}#{played - 1}"
-            figures["show #n mail"][mark] = measure(
-                lambda: players.post(mail(players.address(players.a), SERVER, show)), repeat)
+            games[mark] = [board, tags, mark - 1]
+
+        def reply_pair(mark: int) -> None:
+            """The measured move on the board of ``mark``, then the other player's answer."""
+            board, tags, played = games[mark]
+            for seat, move in script[played:played + 2]:
+                players.reply(board, tags, seat, move)
+            games[mark][2] = played + 2
+
+        def show(mark: int) -> None:
+            board, _, played = games[mark]
+            players.post(mail(players.address(players.a), SERVER, f"show {board}#{played}"))
+
+        actions = {"reply move": reply_pair, "board page": lambda mark: page.get(f"/games/{games[mark][0]}"),
+                   "show #n mail": show}
+        figures = {}
+        for name, action in actions.items():
+            for mark in marks:  # warm: templates compiled, caches filled
+                action(mark)
+            seconds: dict[int, list[float]] = {mark: [] for mark in marks}
+            for _ in range(repeat):
+                for mark in marks:
+                    start = time.process_time()
+                    action(mark)
+                    seconds[mark].append(time.process_time() - start)
+            figures[name] = {mark: (statistics.median(seconds[mark]), calls(lambda: action(mark))) for mark in marks}
         app.extensions["pbm"].engine.dispose()
-    print(f"Flat cost, 19x19 Go, in-process: median time of {repeat} and Python function calls, at move 10 "
-          "and at move 300 (show #n: the position of the last move)")
+    print(f"Flat cost, 19x19 Go, in-process: median CPU time of {repeat}, measured alternately on a board at "
+          "move 10 and one at move 300, and Python function calls (a reply move: the move and the other "
+          "player's answer; show #n: the position of the last move)")
     for name, at in figures.items():
         (early, early_calls), (late, late_calls) = at[10], at[300]
         print(f"  {name:<14} {early * 1000:>7.2f} ms {late * 1000:>7.2f} ms {late / early:>5.2f}x   "

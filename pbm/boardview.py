@@ -5,8 +5,10 @@ replay the log there)."""
 from __future__ import annotations
 
 import re
+import threading
 from collections import namedtuple
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property, partial
 from typing import Sequence
 
@@ -107,36 +109,61 @@ def load_players(session: Session, board: Board) -> tuple[Player, Player]:
     return held[ids[0]], held[ids[1]]
 
 
-# What the views read of a log entry. Plain rows, not ORM objects: a page or mail of
-# a long game reads hundreds, and building tracked objects cost most of its time.
-RECORD_COLUMNS = (MoveRecord.number, MoveRecord.seat, MoveRecord.kind, MoveRecord.text, MoveRecord.comment,
-                  MoveRecord.created_at)
+# What the views read of a log entry: plain tuples, not ORM objects (a page or mail of
+# a long game reads hundreds, and building tracked objects cost most of its time),
+# and not the rows SQLAlchemy returns, whose attributes cost a lookup each. The time
+# of each entry, which only the JSON of a board shows, is read apart (``entry_times``).
+RECORD_COLUMNS = (MoveRecord.number, MoveRecord.seat, MoveRecord.kind, MoveRecord.text, MoveRecord.comment)
+Record = namedtuple("Record", [column.key for column in RECORD_COLUMNS])
 
 
 # Built once: a statement made per call costs more Python than its round trip.
 _PLAYERS = select(Player).where(Player.id.in_(bindparam("ids", expanding=True)))
 _RECORDS = select(*RECORD_COLUMNS).where(MoveRecord.board_id == bindparam("board")).order_by(MoveRecord.number)
+_TIMES = select(MoveRecord.number, MoveRecord.created_at).where(MoveRecord.board_id == bindparam("board"))
 
 
 LOG_INSERT = insert(MoveRecord)  # how ``boards.append`` writes an entry (the log's only writer)
 
 
-# An entry an optimistic unit of work has written but not yet sent (``db.write``),
-# read as the rows of ``load_records`` are.
-KeptRecord = namedtuple("KeptRecord", [column.key for column in RECORD_COLUMNS])
-
-
-def load_records(session: Session, board: Board) -> list:
-    """The board's log in order, as read-only rows with ``RECORD_COLUMNS``' names
-    (the session's pending changes written first, as a query of the session would,
-    and the entries an optimistic unit keeps until it writes, last)."""
+def load_records(session: Session, board: Board) -> list[Record]:
+    """The board's log in order (the session's pending changes written first, as a
+    query of the session would, and the entries an optimistic unit keeps until it
+    writes, last)."""
     flush(session, later=(Board,))  # the log's read reads no board
     # On the connection: plain rows need none of the ORM's query machinery, which cost
     # as much as reading them.
-    rows = session.connection().execute(_RECORDS, {"board": board.id}).all()
-    kept = [KeptRecord(*(entry[column.key] for column in RECORD_COLUMNS))
-            for entry in written_later(session, LOG_INSERT) if entry["board_id"] == board.id]
-    return rows + kept if kept else rows
+    records = list(map(Record._make, session.connection().execute(_RECORDS, {"board": board.id}).all()))
+    records += [Record._make(entry[field] for field in Record._fields)
+                for entry in written_later(session, LOG_INSERT) if entry["board_id"] == board.id]
+    return records
+
+
+def entry_times(session: Session, board: Board) -> dict[int, datetime]:
+    """When each entry of the board's log was made, by its number."""
+    return dict(session.connection().execute(_TIMES, {"board": board.id}).all())
+
+
+_decoded = threading.local()  # ``last``: the Board.state this thread last decoded or stored, and its position
+
+
+def board_state(game: Game, data: dict):
+    """The position of a board's cached state (``Board.state``), decoded once: a move
+    reads its board's state several times (the reply, the move, the board mail) and
+    a long Go game's (with its superko history) costs to decode. This thread's last
+    state is kept with its position (positions are immutable; the state object is
+    the board's until it is stored anew, see ``remember_state``)."""
+    last = getattr(_decoded, "last", None)
+    if last is not None and last[0] is data:
+        return last[1]
+    state = game.from_json(data)
+    _decoded.last = (data, state)
+    return state
+
+
+def remember_state(data: dict, state) -> None:
+    """``data`` is what was just stored for ``state``: ``board_state`` need not decode it."""
+    _decoded.last = (data, state)
 
 
 def player_name(player: Player) -> str:
@@ -145,7 +172,7 @@ def player_name(player: Player) -> str:
     return player.display_name or player.userid
 
 
-def game_record(game: Game, board: Board, players, records: Sequence[MoveRecord]):
+def game_record(game: Game, board: Board, players, records: Sequence[Record]):
     """The game's record file (filename, mime type, bytes), for games that have one (Go: SGF)."""
     log = [(e.seat, "move" if e.kind in MOVES else e.kind, e.text) for _, e in in_force(log_entries(records))]
     return game.game_record(board.options, log, (player_name(players[0]), player_name(players[1])),
@@ -159,7 +186,7 @@ class BoardView:
     board: Board
     game: Game
     players: tuple[Player, Player]
-    records: list[MoveRecord]  # the log from its start up to the shown move
+    records: list[Record]  # the log from its start up to the shown move
     state: object
     outcome: Outcome | None
     at_move: int  # number of log entries applied
@@ -171,7 +198,7 @@ class BoardView:
     def current(cls, board: Board, players, records) -> "BoardView":
         game = get_game(board.game)
         outcome = Outcome.from_json(board.outcome)
-        return cls(board, game, players, list(records), game.from_json(board.state), outcome,
+        return cls(board, game, players, list(records), board_state(game, board.state), outcome,
                    board.move_count)
 
     @classmethod
@@ -331,7 +358,8 @@ class BoardView:
         parts.append(self.diagram(legal))
         return "\n".join(parts).rstrip() + "\n"
 
-    def to_json(self) -> dict:
+    def to_json(self, times: dict[int, datetime]) -> dict:
+        """The view as JSON; ``times``: ``entry_times`` of the board."""
         b = self.board
         return {
             "board": b.id,
@@ -344,7 +372,7 @@ class BoardView:
             "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,
                        "kind": r.kind, "move": r.text, "commented": bool(r.comment),
                        "captures": done.captures if done else 0, "auto": list(done.auto) if done else [],
-                       "at": r.created_at.isoformat()} for r in self.records for done in [self.did(r)]],
+                       "at": times[r.number].isoformat()} for r in self.records for done in [self.did(r)]],
             "to_move": self.name(self.to_move()) if self.to_move() is not None else None,
             "outcome": self.outcome.to_json() if self.outcome else None,
             "request": self.pending_line(),

@@ -9,16 +9,15 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from .games import Consequences, Game, Outcome
 from .i18n import N_
 from .models import MoveRecord
 
-@dataclass(frozen=True)
-class LogEntry:
-    """What the pure replay needs of one move record."""
+class LogEntry(NamedTuple):
+    """What the pure replay needs of one move record (a tuple: made for every
+    entry of a log on each read, so it must be cheap to make)."""
 
     kind: str
     seat: int | None

@@ -146,7 +146,7 @@ class Go(Declared):
         options = self.with_defaults(options)
         size = options["size"]
         return GoState(size, options["komi"], (EMPTY,) * (size * size), 0, 0, (0, 0), None,
-                       0, 0, history=PositionHistory({0: 0}, 1))
+                       0, 0, history=PositionHistory.start())
 
     # -- notation ----------------------------------------------------------
 
@@ -366,7 +366,6 @@ class Go(Declared):
     # -- storage -----------------------------------------------------------
 
     def to_json(self, state: GoState) -> dict:
-        seen = sorted(((p, h) for h, p in state.history.first_seen.items() if p <= state.ply))
         return {
             "size": state.size, "komi": state.komi, "board": "".join(map(str, state.board)),
             "turn": state.turn, "passes": state.passes, "captures": list(state.captures),
@@ -374,11 +373,11 @@ class Go(Declared):
             "phase": state.phase, "dead": sorted(state.dead), "confirmed": sorted(state.confirmed),
             "last_passer": state.last_passer,
             "outcome": state.outcome.to_json() if state.outcome else None,
-            "history": [[p, format(h, "016x")] for p, h in seen],
+            "history": state.history.stored_up_to(state.ply),
         }
 
     def from_json(self, data: dict) -> GoState:
-        history = PositionHistory({int(h, 16): p for p, h in data["history"]}, data["ply"] + 1)
+        history = PositionHistory.from_stored(data["history"], data["ply"] + 1)
         return GoState(
             data["size"], data["komi"], tuple(int(c) for c in data["board"]), data["turn"], data["passes"],
             tuple(data["captures"]), data["last"], int(data["hash"], 16), data["ply"], data["phase"],

@@ -18,7 +18,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from ..boardview import LOG_INSERT, BoardView, lazy_sentence, load_players, load_records, player_name
+from ..boardview import (LOG_INSERT, BoardView, board_state, lazy_sentence, load_players, load_records,
+                         player_name, remember_state)
 from ..commands import USAGE, CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
@@ -50,7 +51,7 @@ def current_state(game: Game, board: Board):
     data = board.state
     if data.get("version", 1) > STATE_VERSION:
         raise ValueError(f"board {board.id} was stored by a newer pbm (state version {data['version']})")
-    return game.from_json(data)
+    return board_state(game, data)
 
 
 def new_board(unit: Unit, game: Game, options: dict, seats: tuple[Player, Player], nag: float,
@@ -130,6 +131,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
         "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
         "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)
+    remember_state(board.state, state)
     board.move_count += 1
     board.last_move_at = unit.now
     board.request_kind = board.request_seat = board.request_move = None

@@ -20,7 +20,7 @@ from sqlalchemy import bindparam, func, or_
 from sqlmodel import Session, select
 
 from .. import i18n
-from ..boardview import BoardView, game_sentence, game_record, load_records
+from ..boardview import BoardView, board_state, game_sentence, game_record, load_records
 from ..db import flush
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address
@@ -142,7 +142,7 @@ def footer(view: BoardView, seat: int | None) -> dict:
     board, game = view.board, view.game
     if seat is None or board.status != "active":
         return {"acting": False, "scoring": False}
-    state = view.state if view.is_latest else game.from_json(board.state)  # the board as it is, not as shown
+    state = view.state if view.is_latest else board_state(game, board.state)  # the board as it is, not as shown
     return {"acting": seat in game.actors(state), "scoring": game.to_move(state) is None}
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import or_, text
 from sqlmodel import select
 
 from .. import i18n
-from ..boardview import BoardView, game_record, load_players, load_records
+from ..boardview import BoardView, entry_times, game_record, load_players, load_records
 from ..db import probe_write, reading
 from ..games import game_names, get_game
 from ..i18n import N_
@@ -102,22 +102,23 @@ def status():
 
 @bp.get("/games/<int:board_id>")
 def board_page(board_id: int):
-    with reading(service().engine) as session:
-        view = view_of(session, board_or_404(session, board_id))
-        watched = boardpage.watched_by(session, view.board)
-        notes = boardpage.away_and_chats(session, view.board, None)
-    return render_template("board.html", **board_context(view, watchers=watched, **notes))
+    return _public_board("board.html", board_id)
 
 
 @bp.get("/games/<int:board_id>/live")
 def board_fragment(board_id: int):
     """The changing part of the board page, for the script to swap in after a move
     (the count of watchers too: watching raises the board's version)."""
+    return _public_board("_live.html", board_id)
+
+
+def _public_board(template: str, board_id: int):
+    """``template`` (the board page, or its changing part) for anyone: no private link."""
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
         watched = boardpage.watched_by(session, view.board)
         notes = boardpage.away_and_chats(session, view.board, None)
-    return render_template("_live.html", **board_context(view, watchers=watched, **notes))
+    return render_template(template, **board_context(view, watchers=watched, **notes))
 
 
 @bp.get("/games/<int:board_id>.txt")
@@ -131,7 +132,8 @@ def board_text(board_id: int):
 def board_json(board_id: int):
     with reading(service().engine) as session:
         view = view_of(session, board_or_404(session, board_id))
-    return jsonify(view.to_json())
+        times = entry_times(session, view.board)
+    return jsonify(view.to_json(times))
 
 
 @bp.get("/games/<int:board_id>.sgf")

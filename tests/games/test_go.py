@@ -22,7 +22,7 @@ def position(diagram: str, turn: int = 0, komi: float = 7.5):
     for i, v in enumerate(board):
         digest ^= keys[i][v]
     start = GO.initial_state({"size": size, "komi": komi})
-    return replace(start, board=board, turn=turn, hash=digest, history=PositionHistory({digest: 0}, 1))
+    return replace(start, board=board, turn=turn, hash=digest, history=PositionHistory.start(digest))
 
 
 def play(state, *moves):
@@ -141,6 +141,25 @@ def test_a_tried_move_leaves_no_trace_in_another_line():
     assert not played.history.seen_before(tried.hash, played.ply + 10)
     assert played == play(position(TRIPLE_KO), "J9")
     assert play(tried, "B8").history.seen_before(tried.hash, tried.ply + 1)  # its own line still sees it
+
+
+def test_a_stored_state_holds_its_own_line_of_positions_only():
+    """What ``to_json`` stores of the positions seen is the state's own line up to
+    itself: not the positions played later on the same line, nor a tried branch's;
+    and a state read back refuses the same repetitions as the one stored."""
+    state = position(TRIPLE_KO)
+    cycle = play(state, "C2", "B8", "C5", "B2", "C8")
+    stored = GO.to_json(cycle)
+    play(cycle, "J9", "J8")  # the line goes on after it was stored
+    play(play(state, "C2"), "J1")  # and a branch is tried from an older position
+    assert stored == GO.to_json(cycle)
+    assert [ply for ply, _ in stored["history"]] == list(range(cycle.ply + 1))
+    assert {int(h, 16): ply for ply, h in stored["history"]} == {
+        h: ply for h, ply in cycle.history.first_seen.items() if ply <= cycle.ply}
+    read_back = GO.from_json(stored)
+    with pytest.raises(IllegalMoveError, match="B5 would repeat an earlier position"):
+        play(read_back, "B5")
+    assert GO.to_json(play(read_back, "J9")) == GO.to_json(play(cycle, "J9"))
 
 
 def test_passing_never_breaks_superko():
