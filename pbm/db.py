@@ -21,7 +21,10 @@ lock. So the lock is held for the writes alone, and the workers of ``pbm serve
 --workers`` (and the threads of one process) work out moves side by side.
 
 PostgreSQL: writers lock the board row they change (``SELECT ... FOR
-UPDATE``), and the board's version column catches anything that slips by.
+UPDATE``), and the board's version column catches anything that slips by. A
+mail's unit there is optimistic in a smaller way: its commands run without a
+savepoint each (two round trips a command), and a refusal, which needs one to
+roll its command back, runs the unit again with them.
 """
 
 from __future__ import annotations
@@ -133,7 +136,8 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
 
 class NeedsLock(Exception):
     """An optimistic unit of work came to something it may do only under the write
-    lock (a write before its end, a refusal to roll back): run it again the usual way."""
+    lock (a write before its end, a refusal to roll back), or on PostgreSQL to a
+    refusal, which needs a savepoint: run it again the usual way."""
 
 
 @contextmanager
@@ -156,6 +160,7 @@ class _Later:
 
 
 _LATER = "pbm_later"  # Session.info key of an optimistic unit's ``_Later``
+_UNGUARDED = "pbm_unguarded"  # Session.info key: an optimistic unit elsewhere than on SQLite
 
 
 @contextmanager
@@ -163,7 +168,7 @@ def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session
     """One write transaction: commit on success, roll back on any exception. On
     SQLite it holds the write lock (``_write_lock``) until the commit is done.
 
-    ``optimistic`` (SQLite only; elsewhere ignored): the lock is taken only when the
+    ``optimistic`` on SQLite: the lock is taken only when the
     work is done (``begin_writing``), so that while one move is written the next
     ones are worked out, by other threads and processes. Until then each read sees
     the latest commit (no transaction is open), Core writes are kept (``write``)
@@ -171,10 +176,12 @@ def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session
     savepoint there is no transaction for yet: ``service.inbound``); a change to a
     board that happened meanwhile fails the board's version check as the board is
     written (``StaleDataError``). On either, the caller runs the work again the
-    usual way."""
+    usual way. ``optimistic`` elsewhere (PostgreSQL): the unit's commands take no
+    savepoints (``refusal_runs_again``)."""
     if not (optimistic and engine.dialect.name == "sqlite"):
         with _write_lock(engine):
             with Session(engine, expire_on_commit=False) as session:
+                session.info[_UNGUARDED] = optimistic
                 with session.begin():
                     yield session
         return
@@ -199,6 +206,14 @@ def writes_later(session: Session) -> bool:
     """Whether ``session`` is an optimistic unit's that has not begun writing."""
     later = session.info.get(_LATER)
     return later is not None and not later.writing
+
+
+def refusal_runs_again(session: Session) -> bool:
+    """Whether a refused command in ``session`` must run the unit again the usual way
+    (raise ``NeedsLock``) rather than roll back a savepoint: an optimistic unit that
+    has not begun writing (SQLite: there is no transaction yet), or one that takes
+    no savepoints (elsewhere: what the command wrote is in the transaction)."""
+    return writes_later(session) or session.info.get(_UNGUARDED, False)
 
 
 def write(session: Session, statement: Executable, params: dict) -> None:

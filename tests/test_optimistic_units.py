@@ -2,12 +2,13 @@
 and written at its end (``db.transaction(optimistic=True)``): while one move is
 written, the next are worked out. A board that changed meanwhile fails its
 version check, and the mail is answered again under the lock, against the new
-position; nothing is written twice. (PostgreSQL locks only the board's row and
-works as before.)"""
+position; nothing is written twice. (PostgreSQL locks the board's row instead;
+there a mail's commands take no savepoint unless one of them is refused.)"""
 
 import threading
 
 import pytest
+from sqlalchemy import event
 from sqlmodel import select
 
 from pbm.db import reading, transaction
@@ -86,3 +87,27 @@ def test_a_board_changed_while_a_move_was_worked_out_is_answered_against_the_new
     refusals = [m for m in mails if "It is not your turn on board 101" in body(m)]
     assert [m["To"].addresses[0].addr_spec for m in refusals] == [ALICE]
     assert len(mails) == 3  # D4's board mails, composed before the conflict, were never sent
+
+
+def test_a_mail_takes_savepoints_only_for_a_refused_line(server, outbox, board):
+    """A command runs on a savepoint only so that a refusal rolls back that command
+    alone: a mail none of whose lines is refused takes none (on PostgreSQL two
+    round trips a command; on SQLite there is no transaction yet while it is worked
+    out); a refused line makes the mail run again with them, and the good lines are
+    done once."""
+    savepoints = []
+
+    @event.listens_for(server.engine, "before_cursor_execute")
+    def seen(_connection, _cursor, statement, *_):
+        if statement.lstrip().upper().startswith("SAVEPOINT"):
+            savepoints.append(statement)
+
+    assert board.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    assert savepoints == []
+    outbox.new()
+    result = board.send(BOB, "multiple", "greatkingdom move 101 bob bobpw E4\nfrobnicate\n")
+    assert result.status == "rejected"
+    assert savepoints != []
+    assert logged(server) == ["D4", "E4"]
+    assert sorted(m["Subject"] for m in outbox.new()) == [
+        "Great Kingdom Board 101 alice", "Great Kingdom Board 101 alice", "pbm error"]

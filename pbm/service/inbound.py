@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..command_passwords import credentials
 from ..commands import USAGE, Command, CommandError, game_of_line, is_multiple, parse_command, split_move_number
 from ..config import Settings
-from ..db import NeedsLock, writes_later
+from ..db import NeedsLock, refusal_runs_again
 from ..games import MoveError, OptionError, get_game
 from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
@@ -213,10 +213,10 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
 
 def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
     """Run one line's ``action`` on a savepoint; a refusal rolls the line back and is
-    kept for the error mail. (An optimistic unit has no transaction to take a
-    savepoint in yet: a refusal there runs the whole mail again under the lock.)"""
+    kept for the error mail. (An optimistic unit takes no savepoint: a refusal there
+    runs the whole mail again the usual way, see ``db.refusal_runs_again``.)"""
     unit.board = None
-    if writes_later(unit.session):
+    if refusal_runs_again(unit.session):
         try:
             action()
         except (PlayerError, CommandError, MoveError, OptionError) as error:
