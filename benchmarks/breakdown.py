@@ -8,10 +8,11 @@ server runs), so the figures are about the code, not the machine's other load:
   time spent in a stage's callees that are stages themselves counts for them),
   plus deterministic counts per move: SQL statements, Python function calls
   (cProfile) and bytes of mail written;
-- the flat-cost figures: a 19x19 Go reply move at move 10 and at move 300, a
-  board page and a ``show #n`` mail on a 10-move and a 300-move game.
+- the flat-cost figures: a 19x19 Go reply move, a board page and a ``show #n``
+  mail on a board at move 10 and on one at move 300, in CPU time, the two
+  measured alternately (``flat_cost``).
 
-Run: ``.venv/bin/python benchmarks/breakdown.py [--moves 200] [--database URL]``.
+Run: ``.venv/bin/python benchmarks/breakdown.py [--moves 200] [--database URL] [--only breakdown|flat]``.
 """
 
 from __future__ import annotations
@@ -307,17 +308,6 @@ def flat_cost(database_url: str | None, repeat: int) -> None:
         (early, early_calls), (late, late_calls) = at[10], at[300]
         print(f"  {name:<14} {early * 1000:>7.2f} ms {late * 1000:>7.2f} ms {late / early:>5.2f}x   "
               f"{early_calls:>7,} calls {late_calls:>7,} calls {late_calls / early_calls:>5.2f}x")
-
-
-def measure(action, repeat: int) -> tuple[float, int]:
-    """The median time of ``action`` and the Python function calls it makes once."""
-    action()  # warm: templates compiled, caches filled
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), calls(action)
 
 
 def calls(action) -> int:
