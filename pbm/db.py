@@ -87,7 +87,7 @@ def make_engine(url: str) -> Engine:
     @event.listens_for(engine, "before_cursor_execute")
     def _no_early_writes(connection, _cursor, statement, _parameters, _context, _many):
         options = connection._execution_options  # read for every statement: the public accessor copies
-        if options.get(WRITE_LATER) and not options.get(WRITING) and not statement.lstrip()[:6].upper() == "SELECT":
+        if options.get(WRITE_LATER) and not options.get(WRITING) and statement.lstrip()[:6].upper() != "SELECT":
             raise NeedsLock(statement.split(None, 1)[0])
 
     return engine

@@ -11,8 +11,11 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
+from sqlmodel import select
 
+from pbm.db import reading
 from pbm.games import REGISTRY
+from pbm.models import Board, MoveRecord
 
 from .conftest import make_mail
 
@@ -27,8 +30,6 @@ def game(players):
 
 
 def token(server, seat, board=101):
-    from pbm.db import reading
-    from pbm.models import Board
     with reading(server.engine) as s:
         return s.get(Board, board).token(seat)
 
@@ -90,12 +91,15 @@ def test_board_page_draws_the_board_and_keeps_the_text(client, server, game):
     assert client.get(f"/games/{10**12}").status_code == 404
 
 
-def test_board_as_text_json_and_live_part(client, game):
+def test_board_as_text_json_and_live_part(client, game, server):
     text = client.get("/games/101.txt")
     assert text.mimetype == "text/plain"
     assert "Great Kingdom Board 101: alice (Blue) vs bob (Orange)" in text.get_data(as_text=True)
     data = client.get("/games/101.json").json
     assert data["board"] == 101 and data["to_move"] == "bob" and data["move"] == 1
+    with reading(server.engine) as s:  # each move with the time its log entry was made
+        made = s.exec(select(MoveRecord.created_at).where(MoveRecord.number == 1)).one()
+    assert [(m["number"], m["at"]) for m in data["moves"]] == [(1, made.isoformat())]
     assert client.get("/games/101.json?move=0").json["state"]["turn"] == 0
     fragment = client.get("/games/101/live?move=0").get_data(as_text=True)
     assert "<html" not in fragment and svg_of(fragment).get("data-move-number") == "0"

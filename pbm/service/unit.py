@@ -111,9 +111,10 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
     publish its board changes. Returns what ``work`` returns; any exception rolls
     back and propagates.
 
-    ``optimistic``: on SQLite, work the unit out before taking the write lock (see
-    ``db.transaction``); when that cannot be done, or a board changed meanwhile,
-    the work runs again under the lock, as every unit does on PostgreSQL."""
+    ``optimistic``: on SQLite, work the unit out before taking the write lock, and
+    on PostgreSQL without a savepoint per command (see ``db.transaction``); when
+    that cannot be done (a refusal, a board changed meanwhile), the work runs
+    again the usual way."""
     now = now or utcnow()
     attempt = 0
     while True:
