@@ -86,6 +86,34 @@ def test_moves_are_read_as_people_write_them(game, outbox, text, move, comment):
             in body(to_bob)
 
 
+@pytest.mark.parametrize("text", ["Resign is not an option for me, I fight on!", "Pass me your phone number.",
+                                  "accept nothing less than a win"])
+def test_a_sentence_that_begins_with_a_word_move_is_no_move(game, outbox, text):
+    result = reply(game, outbox, ALICE, text)
+    assert result.status == "rejected"
+    word = text.split()[0].lower()
+    assert f"begins with the move {word} but goes on" in result.error
+    assert "write it alone on the first line" in result.error
+    shown = game.send(ALICE, "greatkingdom show 101")
+    assert shown.status == "applied"
+    assert "It is alice's turn" in flat(latest_to(outbox, ALICE))  # nothing was played
+
+
+@pytest.mark.parametrize("text, comment", [("Resign.", ""), ("resign, well played", "well played")])
+def test_a_word_move_set_off_by_a_mark_is_that_move_even_out_of_turn(game, outbox, text, comment):
+    result = reply(game, outbox, BOB, text)  # alice is to move: resigning needs no turn
+    assert result.status == "applied", result.error
+    to_alice = flat(latest_to(outbox, ALICE))
+    assert "Game won by alice (Blue): Orange resigned." in to_alice
+    if comment:
+        assert f"bob says (to the two players only): > {comment}" in to_alice
+
+
+def test_pass_with_words_after_a_comma_passes(game, outbox):
+    assert reply(game, outbox, ALICE, "pass, your turn").status == "applied"
+    assert "alice        pass" in body(latest_to(outbox, BOB))
+
+
 def test_a_reply_may_assert_its_move_number_as_the_move_command_does(game, outbox):
     stale = reply(game, outbox, ALICE, "D4#2")
     assert stale.status == "rejected" and "#2" in stale.error

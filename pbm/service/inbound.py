@@ -176,9 +176,13 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
 
 def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
     """The move a reply means, and its comment, read as a person writes: ``d5.``; a
-    move then words (``D5 take that!``: the words join the comment); a greeting
-    line before the move (``Hi Bob,`` then ``D5``). Otherwise the line as it is, so
-    the game's own error explains it. Two possible readings are refused."""
+    move then words (``D5 take that!``: the words join the comment); a word move
+    alone or set off by a mark (``Resign.``, ``pass, your turn``); a greeting line
+    before the move (``Hi Bob,`` then ``D5``). A line that begins with a word move
+    and goes straight on (``Pass me the salt``, ``Resign is not an option``) is a
+    sentence, refused with one of its own: such a move cannot be taken back.
+    Otherwise the line as it is, so the game's own error explains it. Two possible
+    readings are refused."""
     def is_move(text: str) -> bool:
         try:
             game.parse_move(text, state)
@@ -187,8 +191,15 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
             return False
 
     words = line.split()
-    if words[0].lower() in boards.word_moves(game):  # a word move, then perhaps words for the comment
-        return words[0], f"{' '.join(words[1:])}\n{comment}".strip()
+    word = words[0].rstrip(".!?,;:")
+    if word.lower() in boards.word_moves(game):
+        if len(words) > 1 and word == words[0]:
+            raise PlayerError(lazy_gettext(
+                "The first line of your reply begins with the move %(move)s but goes on (\"%(line)s\"); to play "
+                "%(move)s, write it alone on the first line (your words may follow on the next lines).",
+                move=word.lower(), line=_shortened(line)), lazy_gettext("a move such as D4, pass or resign on the "
+                                                                        "first line"))
+        return word, f"{' '.join(words[1:])}\n{comment}".strip()
     if is_move(line):
         return line, comment
     readings = []
@@ -209,6 +220,11 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
                                        second=readings[1][0]),
                           lazy_gettext("a move such as D4, pass or resign on the first line"))
     return readings[0] if readings else (line, comment)
+
+
+def _shortened(line: str, most: int = 60) -> str:
+    """``line`` as an error sentence quotes it: at most ``most`` characters."""
+    return line if len(line) <= most else line[:most].rstrip() + "..."
 
 
 def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:
