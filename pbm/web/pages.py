@@ -3,6 +3,8 @@ SGF) and the health check. The private play page is in ``play.py``."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request
 from sqlalchemy import or_, text
 from sqlmodel import select
@@ -183,13 +185,22 @@ def switch_language(code: str):
     if code not in i18n.LANGUAGES:
         abort(404, _("There is no language %(code)s here; choose one of %(known)s.",
                      code=code[:10], known=", ".join(i18n.LANGUAGES)))
-    back = request.args.get("next", "/")
-    if not back.startswith("/") or back.startswith("//") or "\\" in back:
-        back = "/"
-    response = redirect(back, code=303)
+    response = redirect(local_path(request.args.get("next", "/")), code=303)
     response.set_cookie(LANGUAGE_COOKIE, code, max_age=LANGUAGE_COOKIE_DAYS * 24 * 3600, secure=request.is_secure,
                         httponly=True, samesite="Lax")
     return response
+
+
+def local_path(target: str) -> str:
+    """``target`` when it is a path on this site, otherwise ``/``. A browser drops
+    tabs and line breaks from a URL and reads a backslash as a slash, so ``/``, a
+    tab, ``/host`` would lead to another site: a target holding any of them, or whitespace, or
+    any other control character, is refused, as is one naming a scheme or a host."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target \
+            or any(character <= " " or character == "\x7f" for character in target):
+        return "/"
+    parts = urlsplit(target)
+    return "/" if parts.scheme or parts.netloc else target
 
 
 @bp.get("/healthz")
