@@ -38,6 +38,21 @@ def test_replying_newround_to_the_new_round_mail_starts_the_round(game, outbox):
     assert latest_to(outbox, ALICE)["Subject"] == "Great Kingdom Board 102 alice"
 
 
+def test_the_player_who_asks_for_a_new_round_is_told_to_wait_not_to_agree(game, outbox):
+    reply(game, outbox, ALICE, "resign")
+    assert reply(game, outbox, BOB, "newround").status == "applied"
+    to_bob, to_alice = flat(latest_to(outbox, BOB)), flat(latest_to(outbox, ALICE))
+    assert "You asked for a new round of Great Kingdom board 101, same sides and options; it starts when alice " \
+           "agrees." in to_bob and "To agree" not in to_bob
+    assert 'bob asks for a new round of Great Kingdom board 101, same sides and options. To agree, reply ' \
+           '"newround"' in to_alice
+    mails = len(outbox.all())
+    again = reply(game, outbox, BOB, "newround")
+    assert again.status == "rejected"
+    assert "You have already asked for a new round of board 101; it starts when alice agrees." in again.error
+    assert len(outbox.all()) == mails + 1 and latest_to(outbox, BOB)["Subject"] == "Great Kingdom Board 101 Error"
+
+
 def test_replying_a_corrected_move_to_an_error_mail_plays_it(game, outbox):
     refused = reply(game, outbox, ALICE, "Z99")
     assert refused.status == "rejected"

@@ -296,14 +296,17 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
         raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "
                                        "someone else to a new game.", name=gone[0], board=board.id),
                           USAGE["challenge"])
+    if board.newround_votes & 1 << seat:
+        raise PlayerError(lazy_gettext("You have already asked for a new round of board %(board)s; it starts when "
+                                       "%(other)s agrees.", board=board.id, other=players[1 - seat].userid))
     board.newround_votes |= 1 << seat
     unit.session.add(board)
     unit.board_changed(board)  # its pages show the vote, and then the new round
     if board.newround_votes != 0b11:
-        for other, player in enumerate(players):
+        for reader, player in enumerate(players):
             letters.send(unit, player.email, "newround_asked", board=board,
-                         reply_to=letters.player_reply_to(unit, board, other), game=game,
-                         asker=players[seat].userid)
+                         reply_to=letters.player_reply_to(unit, board, reader), game=game,
+                         asker=players[seat].userid, asking=reader == seat, other=players[1 - seat].userid)
         return
     new = new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
     new.room_id = board.room_id  # a browser game's rounds stay in its room
