@@ -372,6 +372,7 @@ class BoardView:
             "moves": [{"number": r.number, "player": self.name(r.seat) if r.seat is not None else None,
                        "kind": r.kind, "move": r.text, "commented": bool(r.comment),
                        "captures": done.captures if done else 0, "auto": list(done.auto) if done else [],
+                       "taken_back": r.number in self.taken_back_numbers,
                        "at": times[r.number].isoformat()} for r in self.records for done in [self.did(r)]],
             "to_move": self.name(self.to_move()) if self.to_move() is not None else None,
             "outcome": self.outcome.to_json() if self.outcome else None,

@@ -93,7 +93,7 @@ def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, ser
     assert len(re.findall(r";\s*[BW]\[", record)) == 7 and "B[ef]" not in record
 
 
-def test_an_undo_after_the_opponent_moved_takes_back_both_moves(players, outbox, server):
+def test_an_undo_after_the_opponent_moved_takes_back_both_moves(players, outbox, server, client):
     players.send(ALICE, "greatkingdom challenge alice bob")
     move(players, ALICE, "D4", "greatkingdom")
     move(players, BOB, "F6", "greatkingdom")
@@ -112,6 +112,9 @@ def test_an_undo_after_the_opponent_moved_takes_back_both_moves(players, outbox,
     assert "   3. alice        C3 (taken back)\n   4. bob          pass (taken back)\n" \
            "   5. bob          undo accepted (moves 3-4 taken back)" in history
     assert server.rebuild() == []
+    moves = client.get("/games/101.json").json["moves"]
+    assert [(m["move"], m["taken_back"]) for m in moves] == [
+        ("D4", False), ("F6", False), ("C3", True), ("pass", True), ("undo 3", False)]
     # A second undo by alice takes back her first move (the undone ones stay undone).
     move(players, ALICE, "undo", "greatkingdom")
     assert "alice asks to take back move 1;" in text(outbox.to(BOB)[-1])
