@@ -302,6 +302,19 @@ def test_dragons_orientations_and_cells_listed_once(players, client, server):
     assert re.findall(r'data-orientation="(\w+)"', without_script) == fits
     wrong = client.get(f"/play/{alice}/orientations?cell=99n")
     assert wrong.status_code == 422 and 'class="message error"' in wrong.get_data(as_text=True)
+    assert players.send(ALICE, f"dragons move 101 alice alicepw {cell}:{fits[0]}").status == "applied"
+    bob = token(server, 1)
+    for asked, sentence in ((cell, f"{cell} names tile 2&#39;s cell, which is taken."),
+                            ("zzz", "&#39;zzz&#39; is not a cell name"), ("1n:F2", "&#39;1n:F2&#39; is not a cell name"),
+                            ("", "Name a cell: a tile number and a direction, like 7ne."),
+                            ("1nnn", "1nnn is not next to any tile")):
+        fragment = client.get(f"/play/{bob}/orientations", query_string={"cell": asked})
+        assert fragment.status_code == 422 and sentence in fragment.get_data(as_text=True), asked
+        assert "F0" not in fragment.get_data(as_text=True)
+        if asked:  # the page without script says the same of a cell link
+            assert sentence in client.get(f"/play/{bob}", query_string={"cell": asked}).get_data(as_text=True)
+    not_yours = client.get(f"/play/{alice}/orientations", query_string={"cell": "1s"}).get_data(as_text=True)
+    assert "It is not your turn: it is bob&#39;s turn" in not_yours
     players.send(ALICE, "go challenge alice bob")
     assert client.get(f"/play/{token(server, 0, board=102)}/orientations?cell=1n").status_code == 404
 

@@ -221,8 +221,8 @@ class Dragons(TurnBased):
         cell = self.parse_cell(match.group(1) + match.group(2), state)
         orientation = ORIENTATIONS.index(match.group(3).upper() + match.group(4))
         if cell in state.at:
-            raise IllegalMoveError("%(cell)s names tile %(tile)s's cell, which is taken.", cell=text.strip(),
-                                   tile=state.at[cell] + 1)
+            raise IllegalMoveError("%(cell)s names tile %(tile)s's cell, which is taken.",
+                                   cell=match.group(1) + match.group(2).lower(), tile=state.at[cell] + 1)
         if state.tiled_neighbours(cell) == 0:
             raise IllegalMoveError("%(cell)s is not next to any tile; a tile must touch at least one other.",
                                    cell=match.group(1) + match.group(2).lower())

@@ -14,6 +14,7 @@ from flask import Blueprint, abort, current_app, jsonify, redirect, render_templ
 from sqlalchemy import or_
 from sqlmodel import select
 
+from ..boardview import game_sentence
 from ..commands import split_move_number
 from ..db import reading
 from ..games import MoveError, get_game
@@ -126,8 +127,11 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
         watching = boardpage.watched_by(session, board)  # they read the comments too
         answerer = answering_seat(session, board, seat)
     cell = request.args.get("cell", "").strip()[:12]
+    choices = _orientations(view, seat, cell)
+    if cell and not choices and error is None and view.game.name == "dragons":  # a cell link, or one typed
+        error = _no_orientation(view, seat, cell)
     page = board_context(view, seat, answerer, token=token, csrf=csrf_token(token), error=error, notice=notice,
-                         typed=typed or {}, my_boards=rows, cell=cell, choices=_orientations(view, seat, cell),
+                         typed=typed or {}, my_boards=rows, cell=cell, choices=choices,
                          next_token=successor.token(seat) if successor else None, watcher_count=watching,
                          boards_mark=mark, **notes)
     return render_template(template, **page), status
@@ -199,6 +203,22 @@ def _orientations(view, seat: int, cell: str) -> list[tuple[str, str]]:
         return []
 
 
+def _no_orientation(view, seat: int, cell: str) -> str:
+    """Why the Dragons cell ``cell`` offers no orientation to choose, in a sentence
+    about what the player asked: the turn, the cell's name, a taken or lone cell,
+    or no orientation fitting."""
+    if not boardpage.acting(view, seat):
+        return boardpage.explain(view, seat, cell) or _("You cannot move on this board now.")
+    if not cell:
+        return _("Name a cell: a tile number and a direction, like 7ne.")
+    try:
+        view.game.parse_cell(cell, view.state)
+        view.game.parse_move(f"{cell}:F0", view.state)  # a taken cell, or one next to no tile
+    except MoveError as error:
+        return game_sentence(error)
+    return _("No orientation fits %(cell)s now.", cell=cell)
+
+
 @bp.get("/play/<token>/orientations")
 def orientations(token: str):
     """A Dragons cell's fitting orientations as a form of buttons (HTML fragment)."""
@@ -210,8 +230,7 @@ def orientations(token: str):
         abort(404, _("Only Dragons boards have orientations to choose."))
     choices = _orientations(view, seat, cell)
     if not choices:
-        sentence = boardpage.explain(view, seat, f"{cell}:F0") if cell else None
         return render_template("_orientations.html", choices=[], cell=cell, csrf=csrf_token(token), token=token,
-                               view=view, error=sentence or _("No orientation fits %(cell)s now.", cell=cell)), 422
+                               view=view, error=_no_orientation(view, seat, cell)), 422
     return render_template("_orientations.html", choices=choices, cell=cell, csrf=csrf_token(token),
                            token=token, view=view, error=None)
