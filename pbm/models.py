@@ -98,6 +98,8 @@ class Board(SQLModel, table=True):
     nag_due_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
     expire_due_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime, index=True)
     nagged_at: Optional[datetime] = Field(default=None, sa_type=UTCDateTime)
+    challenger_seat: Optional[int] = None  # the seat of the player whose challenge began the board (not
+    # theirs to decline); None for a new round, a browser game, and boards from before it was kept
     newround_votes: int = 0  # bit per seat: asked for a new round after the game
     next_board_id: Optional[int] = None  # the new round's board
     room_id: Optional[int] = Field(default=None, foreign_key="room.id", index=True)  # started in the browser

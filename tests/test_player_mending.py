@@ -247,6 +247,16 @@ def test_decline_after_a_move_is_refused(game, outbox):
     assert refused.status == "rejected" and "can only be declined before your first move" in refused.error
 
 
+def test_the_challenger_cannot_decline_even_when_seated_second(players, outbox):
+    players.send(BOB, "greatkingdom challenge alice bob")  # bob challenges, alice moves first
+    assert reply(players, outbox, ALICE, "D4").status == "applied"
+    refused = reply(players, outbox, BOB, "decline")
+    assert refused.status == "rejected"
+    assert "You challenged on board 101 yourself, so it is not yours to decline; resign ends it." in refused.error
+    assert players.send(ALICE, "greatkingdom show 101").status == "applied"
+    assert "It is bob's turn (Orange)." in flat(latest_to(outbox, ALICE))  # still being played
+
+
 def test_forfeittime_is_pbmserv_s_name_for_expiretime(players, outbox, server):
     from pbm.db import reading
     from pbm.models import Board

@@ -238,6 +238,9 @@ def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
     """The challenged player refuses the board before making a move: cancelled, unrated."""
+    if board.challenger_seat == seat:
+        raise PlayerError(lazy_gettext("You challenged on board %(board)s yourself, so it is not yours to decline; "
+                                       "resign ends it.", board=board.id))
     moved = unit.session.exec(select(MoveRecord.id).where(
         MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))).first()
     if moved is not None:

@@ -64,6 +64,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
                                        "(--expiretime=%(expire)s).", nag=f"{nag:g}", expire=f"{expire:g}"),
                           USAGE["challenge"])
     board = boards.new_board(unit, game, options, seats, nag, expire)
+    board.challenger_seat = 0 if seats[0].id == challenger.id else 1
     letters.board_mails(unit, board, seats, occasion="new", challenger=challenger.userid,
                         invited=frozenset(p.id for p in seats if p.invited))
 
