@@ -406,10 +406,12 @@ def test_a_german_players_board_help_and_error_mails_are_german(players, outbox)
     assert "It is not your turn on board 101: it is alice's turn (Black)." in body(outbox.new()[-1])
     players.send(ALICE, "go move 101 alice alicepw D4")
     players.send(ALICE, "go move 101 alice alicepw E5")
-    assert "Du bist auf Brett 101 nicht am Zug: bob ist am Zug (Weiß)." in body(outbox.new()[-1])
+    refused = outbox.new()[-1]
+    assert "Du bist auf Brett 101 nicht am Zug: bob ist am Zug (Weiß)." in body(refused)
+    assert refused["Subject"] == "Go Board 101 Error"  # the interface's form, for mail filters
     players.send(ALICE, "frobnicate 101")
     unknown = outbox.new()[-1]
-    assert unknown["Subject"] == "pbm Fehler"
+    assert unknown["Subject"] == "pbm error"
     assert "'frobnicate' ist weder ein Befehl noch ein Spiel" in body(unknown)
     players.send(ALICE, "go move 101 alice alicepw")
     assert "Der Befehl move braucht mehr Wörter." in body(outbox.new()[-1])
