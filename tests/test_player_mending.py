@@ -267,10 +267,10 @@ def test_forfeittime_is_pbmserv_s_name_for_expiretime(players, outbox, server):
 
 
 def test_preview_mails_the_position_after_hypothetical_moves_and_saves_nothing(game, outbox, server):
-    game.send(BOB, "greatkingdom preview 101 D4 F6")
+    game.send(BOB, "greatkingdom preview 101 D4 f6")
     shown = latest_to(outbox, BOB)
     assert shown["Subject"] == "Great Kingdom Board 101 preview"
-    assert "the position after move 0, then D4 F6. Nothing was played or saved." in flat(shown)
+    assert "the position after move 0, then D4 F6. Nothing was played or saved." in flat(shown)  # as written
     assert "5  .  .  .  .  #  .  .  .  .  5" in body(shown)  # the neutral castle in the middle
     refused = game.send(BOB, "greatkingdom preview 101 E5")
     assert refused.status == "rejected" and "In the preview, E5:" in refused.error

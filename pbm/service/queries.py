@@ -65,18 +65,21 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
         raise _no_such_move(board, at, USAGE["preview"])
     view = BoardView.at(board, players, records, at)
     game, state = view.game, view.state
+    played = []  # each move as the rules write it (d5 -> D5)
     for text in command.args:
         seat = game.to_move(state) if view.outcome is None else None
         if seat is None:
             raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: nobody is to move there.",
                                            move=text), USAGE["preview"])
         try:
-            state = game.apply(state, seat, game.parse_move(text, state))
+            move = game.parse_move(text, state)
+            state = game.apply(state, seat, move)
         except MoveError as error:
             raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=text,
                                            error=lazy_sentence(error)), USAGE["preview"]) from None
+        played.append(game.format_move(move))
         view = BoardView(board, game, players, view.records, state, game.outcome(state), at)
-    letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=command.args)
+    letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=played)
 
 
 def history(unit: Unit, command: Command, comment: str) -> None:
