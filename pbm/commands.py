@@ -301,7 +301,7 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
             continue
         key, _, value = word.lstrip("-").partition("=")
         if not word.startswith("--"):  # the game's option, named in full or abbreviated; the game
-            options[match_word(key, option_names) or key.lower()] = value if value else "true"  # refuses others
+            options[match_word(key, option_names) or key.lower()] = value  # "" when bare; the game refuses others
             continue
         key = match_word(key, SERVER_OPTIONS) or key.lower()
         key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it

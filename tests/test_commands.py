@@ -106,7 +106,7 @@ def test_an_ambiguous_prefix_is_refused_with_the_candidates_named(line, candidat
      Command("challenge", game="go", args=("alice", "bob"), options={"size": "13", "komi": "0.5"},
              timing={"nagtime": 2.0, "expiretime": 5.0})),
     ("dragons challenge alice bob -t --forf=3",
-     Command("challenge", game="dragons", args=("alice", "bob"), options={"tantrix": "true"},
+     Command("challenge", game="dragons", args=("alice", "bob"), options={"tantrix": ""},  # bare: the game reads it as true
              timing={"expiretime": 3.0})),
 ])
 def test_a_prefix_of_one_word_stands_for_it(line, expected):

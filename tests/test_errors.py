@@ -86,6 +86,8 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
      "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol bob -size=4", "-size must be an odd number from 5 to 19",
      "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -size", "-size needs a value, like -size=9.", "Great Kingdom error"),
+    (CAROL, "go challenge carol bob -komi=", "-komi needs a value, like -komi=7.5.", "Go error"),
     (CAROL, "greatkingdom challenge carol bob --nagtime=9", "must come before the expiry",
      "Great Kingdom error"),
     (BOB, "change password bob wrong newpw", "The password for bob is wrong.", "pbm error"),

@@ -114,14 +114,19 @@ class OptionSpec:
     odd: bool = False
 
     def parse(self, text: str):
-        """Read the option's value from its text; raise OptionError with the reason."""
+        """Read the option's value from its text (empty when the option was written
+        bare: ``-tantrix`` is true); raise OptionError with the reason."""
         if self.kind == "bool":
             word = text.strip().lower()
-            if word in ("true", "1", "yes", "on"):
+            if word in ("", "true", "1", "yes", "on"):
                 return True
             if word in ("false", "0", "no", "off"):
                 return False
             raise OptionError("-%(name)s must be true or false, not %(text)r.", name=self.name, text=text)
+        if not text.strip():
+            example = self.default if self.default is not None else self.choices[0] if self.choices else self.low
+            raise OptionError("-%(name)s needs a value, like -%(name)s=%(example)s.", name=self.name,
+                              example=format(example, "g") if isinstance(example, float) else example)
         if self.kind == "half":
             try:
                 value = float(text)
