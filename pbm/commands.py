@@ -273,8 +273,8 @@ def _parse_games(game: str | None, rest: list[str]) -> Command:
     if words and words[-1].lower() in GAMES_FILTERS:
         which = words.pop().lower()
     if len(words) > 1:
-        raise CommandError(lazy_gettext("%(words)r is not a userid and a filter (next, active or all).",
-                                        words=" ".join(rest)), USAGE["games"])
+        raise CommandError(lazy_gettext("games takes one userid, then perhaps a filter (next, active or all); "
+                                        "%(word)r is neither.", word=words[1]), USAGE["games"])
     userid = words[0].lower() if words else None
     if which == "next" and userid is None:
         raise CommandError(lazy_gettext("'next' lists the boards where a player is to move: name the player."),

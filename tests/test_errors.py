@@ -90,6 +90,14 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
     (CAROL, "go challenge carol bob -komi=", "-komi needs a value, like -komi=7.5.", "Go error"),
     (CAROL, "greatkingdom challenge carol bob --nagtime=9", "must come before the expiry",
      "Great Kingdom error"),
+    (BOB, "greatkingdom games alice bob", "games takes one userid, then perhaps a filter (next, active or all); "
+     "'bob' is neither.", "Great Kingdom error"),
+    (BOB, "greatkingdom move 101 bob bobpw X", "'X' is not a point; write a column letter and a row number",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "greatkingdom preview 101 Q1", "Q1 is off the board; points run from A1 to J9.",
+     "Great Kingdom Board 101 Error"),
+    (BOB, "RE: greatkingdom show 101", "The message holds no command: a reply's subject (RE: greatkingdom show "
+     "101) is not read as one, and the body is empty; write the command on the body's first line.", "pbm error"),
     (BOB, "change password bob wrong newpw", "The password for bob is wrong.", "pbm error"),
     (BOB, "multiple", "A 'multiple' mail needs one command per line in its body.", "pbm error"),
 ])
@@ -164,3 +172,17 @@ def test_long_comments_are_cut(server, outbox, game):
     with reading(server.engine) as s:
         comment = s.exec(select(MoveRecord).where(MoveRecord.number == 2)).one().comment
     assert len(comment) < 4100
+
+
+def test_a_small_boards_error_gives_an_example_on_it(server, outbox, game):
+    game.send(ALICE, "twodragons challenge alice bob -size=9")
+    outbox.new()
+    expect_error(server, outbox, game, ALICE, "twodragons move 102 alice alicepw Z99",
+                 "A 2 Dragons move is a point like D4, or pass.", mail_subject="2 Dragons Board 102 Error")
+
+
+def test_go_quotes_a_point_as_written(server, outbox, game):
+    game.send(ALICE, "go challenge alice bob -size=9")
+    outbox.new()
+    expect_error(server, outbox, game, ALICE, "go move 102 alice alicepw mark Q", "'Q' is not a point",
+                 mail_subject="Go Board 102 Error")

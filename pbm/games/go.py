@@ -151,7 +151,8 @@ class Go(Declared):
     # -- notation ----------------------------------------------------------
 
     def parse_move(self, text: str, state: GoState):
-        words = text.strip().lower().split()
+        written = text.split()  # quoted as written in errors
+        words = [word.lower() for word in written]
         if not words:
             raise InvalidMoveError("The move is empty; send a point like D4, or pass.")
         if words == ["pass"] or words == ["p"]:
@@ -163,12 +164,12 @@ class Go(Declared):
         if words[0] == "mark":
             if len(words) != 2:
                 raise InvalidMoveError("Write mark and one point of the group, like: mark D4.")
-            return ("mark", parse_point(words[1], state.size))
+            return ("mark", parse_point(written[1], state.size))
         if len(words) > 1:
             raise InvalidMoveError("%(text)r is not a Go move; send a point like D4, pass, or during scoring "
                                    "mark D4, done or resume.", text=text.strip())
         try:
-            return parse_point(words[0], state.size)
+            return parse_point(written[0], state.size)
         except InvalidMoveError as error:
             raise InvalidMoveError("%(error)s A Go move is a point like D4, or pass.", error=error) from None
 

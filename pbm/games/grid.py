@@ -63,7 +63,7 @@ def parse_point_or_pass(text: str, size: int, title: str, example: str):
     if not t:
         raise InvalidMoveError("The move is empty; send a point like %(example)s, or pass.", example=example)
     try:
-        return parse_point(t, size)
+        return parse_point(text, size)  # its errors quote the point as written
     except InvalidMoveError as error:
         raise InvalidMoveError("%(error)s A %(game)s move is a point like %(example)s, or pass.", error=error,
                                game=title, example=example) from None

@@ -128,7 +128,7 @@ class TwoDragons(TurnBased):
                                (False, False), None)
 
     def parse_move(self, text: str, state: TwoDragonsState):
-        return parse_point_or_pass(text, state.size, self.title, "K10")
+        return parse_point_or_pass(text, state.size, self.title, "K10" if state.size >= 10 else "D4")
 
     def format_move(self, move) -> str:
         return PASS if move == PASS else point_name(*move)

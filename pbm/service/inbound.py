@@ -133,6 +133,10 @@ def _command(unit: Unit, line: Line, misshapen_tag: str | None) -> None:
         raise PlayerError(lazy_gettext("You wrote to %(address)s, which is not the reply address of any board (it "
                                        "may have been cut or changed); reply to your latest board mail, or use the "
                                        "move command.", address=misshapen_tag), USAGE["move"])
+    if not line.text and unit.mail.is_reply_subject:
+        raise PlayerError(lazy_gettext("The message holds no command: a reply's subject (%(subject)s) is not read "
+                                       "as one, and the body is empty; write the command on the body's first line.",
+                                       subject=_shortened(unit.mail.subject.strip())), "help")
     if not line.text:
         raise PlayerError(lazy_gettext("The message holds no command: the subject is empty and so is the body."),
                           "help")
