@@ -76,6 +76,9 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
      "Great Kingdom Board 101 Error"),
     (BOB, "signup alice pw1234", "The userid alice is taken", "pbm error"),
     (BOB, "signup 9lives pw1234", "'9lives' cannot be a userid", "pbm error"),
+    ("next@players.test", "signup next pw1234", "'next' cannot be a userid: the games command reads it as a "
+     "filter (next, active or all); choose another.", "pbm error"),
+    ("all@players.test", "signup all pw1234", "'all' cannot be a userid", "pbm error"),
     ("dan@players.test", "signup dan pw1234 not-an-address", "is not a usable email address", "pbm error"),
     ("dan@players.test", "greatkingdom challenge dan bob", "Only players with an account can challenge",
      "Great Kingdom error"),

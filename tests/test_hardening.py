@@ -153,6 +153,13 @@ def test_an_invitation_costs_the_same_however_many_players_share_its_name(player
     assert len(set(sams)) == 6 and "sam" in sams and all(USERID.match(userid) for userid in sams)
 
 
+def test_an_invited_address_never_gets_a_games_filter_as_its_userid(players, server):
+    assert players.send(ALICE, "greatkingdom challenge alice next@host.test").status == "applied"
+    with reading(server.engine) as session:
+        userid = session.exec(select(Player.userid).where(Player.email == "next@host.test")).one()
+    assert userid.startswith("next-") and USERID.match(userid)
+
+
 # -- passwords ---------------------------------------------------------------------
 
 def test_a_wrong_password_and_an_unknown_userid_each_cost_one_hash(players, monkeypatch):

@@ -12,7 +12,7 @@ from email_validator import EmailNotValidError, validate_email
 from sqlmodel import Session, delete, func, or_, select
 
 from .. import i18n
-from ..commands import USAGE, Command
+from ..commands import GAMES_FILTERS, USAGE, Command
 from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
 from ..models import Board, Confirmation, Player, PlayerAddress, Subscription, Vacation
@@ -121,6 +121,9 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if not USERID.match(userid):
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
                                        "'_', starting with a letter.", userid=userid), USAGE["signup"])
+    if userid in GAMES_FILTERS:  # "games next" would read it as the filter
+        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the games command reads it as a filter "
+                                       "(next, active or all); choose another.", userid=userid), USAGE["signup"])
     if by_userid(unit.session, userid) or userid == computer.USERID or userid.startswith(GUEST_PREFIX):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
@@ -352,6 +355,6 @@ def _invited_userid(session: Session, address: str) -> str:
         base = "p" + base[:19]
     if len(base) < 2:  # a userid has at least two characters
         base += "1"
-    if by_userid(session, base) is None and base != computer.USERID:
+    if by_userid(session, base) is None and base != computer.USERID and base not in GAMES_FILTERS:
         return base
     return f"{base[:13]}-{secrets.token_hex(3)}"  # 20 characters at most, as USERID asks
