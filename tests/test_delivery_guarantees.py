@@ -45,6 +45,14 @@ def test_a_repeated_message_id_is_applied_once(server, outbox, board):
     assert moves(server) == ["D4"]
 
 
+def test_a_message_id_without_its_angle_brackets_is_the_same_message_id(server, outbox, board):
+    raw = make_mail(ALICE, "greatkingdom move 101 alice alicepw D4", message_id="<bare@players.test>")
+    assert server.handle_raw(raw).status == "applied"
+    again = raw.replace(b"Message-ID: <bare@players.test>", b"Message-ID:  bare@players.test ")
+    assert again != raw and server.handle_raw(again).status == "duplicate"
+    assert moves(server) == ["D4"]
+
+
 def test_a_repeat_from_another_spelling_of_the_sender_is_a_duplicate(server, outbox, board):
     """The repeat is matched on the sender as addresses are compared everywhere (normalised):
     the Unicode and the ASCII spelling of one domain are one sender."""

@@ -210,9 +210,10 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         too_large.append(lazy_gettext("its text is not within its first %(size)s KiB", size=number(MAX_MIME_BYTES // 1024)))
     if len(text) > MAX_BODY_CHARS:
         too_large.append(lazy_gettext("its text is over %(count)s characters", count=number(MAX_BODY_CHARS)))
-    message_id = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split())[:255]
+    # In its angle brackets whether or not the sender wrote them: "a@b" repeats "<a@b>".
+    bare = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split()).strip("<>")[:253]
     return InboundMail(
-        message_id=message_id or synthetic_message_id(raw),
+        message_id=f"<{bare}>" if bare else synthetic_message_id(raw),
         sender=sender,
         subject=subject,
         body=text[:MAX_BODY_CHARS],
