@@ -151,9 +151,14 @@ def _board(word: str, verb: str) -> tuple[int, int | None]:
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None
 
 
-def _need(words: list[str], count: int, verb: str) -> None:
+def _need(words: list[str], count: int, verb: str, most: int | None = None) -> None:
+    """At least ``count`` words, and at most ``most`` when given: a word too many may
+    be a mistake (``resign 101 bob pw 102``), so it is refused rather than dropped."""
     if len(words) < count:
         raise CommandError(lazy_gettext("The %(verb)s command needs more words than that.", verb=verb),
+                           USAGE[verb])
+    if most is not None and len(words) > most:
+        raise CommandError(lazy_gettext("The %(verb)s command takes no more words than that.", verb=verb),
                            USAGE[verb])
 
 
@@ -200,10 +205,10 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "help":
         return Command("help", game=game or (match_word(rest[0], game_names()) if rest else None))
     if verb == "signup":
-        _need(rest, 2, verb)
+        _need(rest, 2, verb, most=3)
         return Command("signup", userid=rest[0].lower(), password=rest[1], args=tuple(rest[2:3]))
     if verb == "change":
-        _need(rest, 4, verb)
+        _need(rest, 4, verb, most=4)
         what = match_word(rest[0], ("password", "address", "email"))
         if what is None:
             raise CommandError(lazy_gettext("Change what? %(word)r is neither password nor address.", word=rest[0]),
@@ -213,7 +218,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb in ("games", "list"):
         return _parse_games(game, rest)
     if verb == "language":
-        _need(rest, 3, verb)
+        _need(rest, 3, verb, most=3)
         return Command("language", userid=rest[0].lower(), password=rest[1], args=(rest[2].lower(),))
     if verb == "multiple":
         return Command("multiple")
@@ -230,13 +235,13 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         board, number = _board(rest[0], verb)
         return Command("preview", game=game, board=board, number=number, args=tuple(rest[1:]))
     if verb in ("show", "history"):
-        _need(rest, 1, verb)
+        _need(rest, 1, verb, most=1)
         board, number = _board(rest[0], verb)
         return Command(verb, game=game, board=board, number=number)
     if verb in MOVE_LATER_VERBS:
         return _parse_move_later(verb, game, rest)
     if verb == "resign":
-        _need(rest, 3, verb)
+        _need(rest, 3, verb, most=3)
         board, _ = _board(rest[0], verb)
         return Command("move", game=game, board=board, userid=rest[1].lower(), password=rest[2],
                        move="resign")
@@ -339,23 +344,23 @@ def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
         board, _ = _board(rest[0], verb)
         return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
     if verb == "chat":
-        _need(rest, 3, verb)
+        _need(rest, 3, verb, most=3)
         board, _ = _board(rest[0], verb)
         return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2])
     if verb == "message":
         _need(rest, 3, verb)
         return Command(verb, userid=rest[0].lower(), password=rest[1], args=tuple(w.lower() for w in rest[2:]))
     if verb == "vacation":
-        _need(rest, 3, verb)
+        _need(rest, 3, verb, most=3)
         days = rest[2].lower()
         if days != "off" and not re.fullmatch(r"[0-9]{1,3}", days):
             raise CommandError(lazy_gettext("%(word)r is neither a number of days nor 'off'.", word=rest[2]),
                                USAGE[verb])
         return Command(verb, userid=rest[0].lower(), password=rest[1], args=(days,))
     if verb == "add":
-        _need(rest, 3, verb)
+        _need(rest, 3, verb, most=3)
         return Command(verb, userid=rest[0].lower(), password=rest[1], args=(rest[2],))
-    _need(rest, 2, verb)  # signoff
+    _need(rest, 2, verb, most=2)  # signoff
     return Command(verb, userid=rest[0].lower(), password=rest[1])
 
 
@@ -364,10 +369,7 @@ MAX_BOARD_LIMIT = 1000  # the largest n in "<game> limit <userid> <password> <n>
 
 def _parse_policy(verb: str, game: str, rest: list[str]) -> Command:
     """``<game> accept|reject <userid> <password>``, ``<game> limit <userid> <password> <n>``."""
-    _need(rest, 3 if verb == "limit" else 2, verb)
-    if len(rest) > (3 if verb == "limit" else 2):
-        raise CommandError(lazy_gettext("The %(verb)s command takes no more words than that.", verb=verb),
-                           USAGE[verb])
+    _need(rest, 3 if verb == "limit" else 2, verb, most=3 if verb == "limit" else 2)
     args: tuple[str, ...] = ()
     if verb == "limit":
         if not (rest[2].isascii() and rest[2].isdigit()) or int(rest[2]) > MAX_BOARD_LIMIT:

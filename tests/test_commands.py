@@ -50,6 +50,15 @@ def test_commands_parse(line, expected):
     ("greatkingdom challenge alice bob --nagtime=soon", "number of days"),
     ("greatkingdom challenge alice bob --color=red", "not a server option"),
     ("h", "'h' could be help or history: write more of it."),
+    # A word too many may be a slip (which board? which address?): refused, never dropped.
+    ("go resign 113 bob secret2 extra", "The resign command takes no more words than that."),
+    ("signup zed pass4 zed@example.com extra", "The signup command takes no more words than that."),
+    ("signoff bob secret2 now", "The signoff command takes no more words than that."),
+    ("change password bob old new extra", "The change command takes no more words than that."),
+    ("language bob pw de please", "The language command takes no more words than that."),
+    ("go show 101 102", "The show command takes no more words than that."),
+    ("go chat 101 bob pw hello there", "The chat command takes no more words than that."),
+    ("vacation bob pw 5 days", "The vacation command takes no more words than that."),
 ])
 def test_bad_commands_get_a_sentence_and_usage(line, reason):
     with pytest.raises(CommandError, match=reason) as error:

@@ -310,6 +310,6 @@ def test_the_list_of_a_players_boards_follows_every_board_of_theirs(players, ser
     shown, mark = digest(), events.player_mark(alice)
     send(players, BOB, "twotigers chat 102 bob bobpw", "Hello!\n")  # a change the list does not show
     assert events.player_mark(alice) > mark and digest() == shown
-    send(players, BOB, "twotigers move 102 bob bobpw decline")
+    send(players, ALICE, "twotigers move 102 alice alicepw decline")  # the challenged player declines
     assert "Two Tigers board 102</a> against bob: <strong>finished</strong>" in listed() and digest() != shown
     assert client.get("/play/notatoken/boards").status_code == 404

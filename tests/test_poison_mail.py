@@ -58,7 +58,7 @@ def test_a_control_character_in_a_command_separates_words(players, server, outbo
         return server.handle_raw(raw_mail(Header(line, "utf-8").encode()))  # =?utf-8?b?...?=
 
     shown = send(f"greatkingdom show 10{control}1")
-    assert shown.status == "rejected" and shown.error == "There is no board 10."
+    assert shown.status == "rejected" and shown.error == "The show command takes no more words than that."  # 10, 1
     assert [str(m["Subject"]) for m in outbox.new()] == ["Great Kingdom error"]
     moved = send(f"greatkingdom move 101 alice alice{control}pw D4")
     assert moved.status == "rejected" and moved.error == "The password for alice is wrong."
