@@ -61,6 +61,9 @@ def cmd_serve(args) -> int:
         print(f"pbm serve: cannot listen on {args.host}:{args.port} ({error.strerror}); "
               f"choose another port with --port (make run PORT=...).", file=sys.stderr)
         return 1
+    if not _schema_ready(server, "pbm serve"):
+        web.close()
+        return 1
     settings = server.settings
     jobs = None if args.no_scheduler else scheduler.build(server)
     if jobs:
@@ -167,11 +170,34 @@ def cmd_ingest(args) -> int:
     return result.answer.exit_code
 
 
+def _schema_ready(server, program: str) -> bool:
+    """Whether the database holds the schema this pbm needs; says what to run when not.
+    A database that cannot be reached now is left to the server's own retries."""
+    from sqlalchemy.exc import DBAPIError
+
+    from .migrate import schema_problem
+
+    try:
+        problem = schema_problem(server.engine)
+    except DBAPIError as error:
+        print(f"{program}: the database cannot be reached yet ({error.__class__.__name__}); starting anyway, "
+              "and every mail is answered busy until it can", file=sys.stderr)
+        return True
+    if problem:
+        print(f"{program}: {problem}", file=sys.stderr)
+        return False
+    return True
+
+
 def cmd_smtpd(args) -> int:
     from .service import Service
 
-    listener = _listen_smtp(Service(load_settings()), args.host, args.port, "pbm smtpd", "--port")
+    server = Service(load_settings())
+    listener = _listen_smtp(server, args.host, args.port, "pbm smtpd", "--port")
     if listener is None:
+        return 1
+    if not _schema_ready(server, "pbm smtpd"):
+        listener.stop()
         return 1
     print(f"pbm smtpd listening on {args.host}:{args.port}", flush=True)
     stop = threading.Event()
@@ -190,6 +216,8 @@ def cmd_scheduler(args) -> int:
     from .service import Service
 
     server = Service(load_settings())
+    if not _schema_ready(server, "pbm scheduler"):
+        return 1
     stopping = threading.Event()
     for stop_signal in (signal.SIGTERM, signal.SIGINT):  # systemd's stop and Ctrl-C: end quietly
         signal.signal(stop_signal, lambda *_: stopping.set())

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Engine
 
 from .config import PROJECT_ROOT
 
@@ -17,3 +20,19 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade(database_url: str, revision: str = "head") -> None:
     command.upgrade(alembic_config(database_url), revision)
+
+
+def schema_problem(engine: Engine) -> str | None:
+    """None when the database holds the newest schema; otherwise a sentence saying
+    what is wrong and what to run (a server started on an empty or older database
+    would answer every mail "busy" and log tracebacks)."""
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    head = ScriptDirectory.from_config(alembic_config(engine.url.render_as_string(hide_password=False))).get_current_head()
+    if current == head:
+        return None
+    where = engine.url.render_as_string(hide_password=True)
+    if current is None:
+        return f"the database {where} has no tables yet: run `pbm db upgrade` first (make run does)."
+    return (f"the database {where} has schema {current}, and this version of pbm needs {head}: "
+            "run `pbm db upgrade` first.")

@@ -230,6 +230,31 @@ def test_a_port_out_of_range_is_refused_before_starting(env, verb):
         assert f"argument {flag}: must be a port number from 1 to 65535, not '99999'" in result.stderr.decode()
 
 
+@pytest.mark.parametrize("verb", ["serve", "smtpd", "scheduler"])
+def test_a_server_on_a_database_without_tables_says_to_upgrade_and_stops(env, verb):
+    result = pbm(verb, *(("--port", str(free_port())) if verb != "scheduler" else ()), env=env)
+    assert result.returncode == 1
+    stderr = result.stderr.decode()
+    assert f"pbm {verb}: the database sqlite:///" in stderr
+    assert "has no tables yet: run `pbm db upgrade` first (make run does)." in stderr and "Traceback" not in stderr
+
+
+def test_a_server_on_an_older_schema_names_both_and_stops(env, tmp_path):
+    from alembic.script import ScriptDirectory
+
+    from pbm.migrate import alembic_config, upgrade
+
+    (tmp_path / "instance").mkdir()
+    url = f"sqlite:///{tmp_path / 'instance' / 'pbm.sqlite3'}"
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    older = ScriptDirectory.from_config(alembic_config(url)).get_revision(head).down_revision
+    upgrade(url, older)  # the schema before this version's
+    result = pbm("serve", "--port", str(free_port()), env=env)
+    assert result.returncode == 1
+    assert f"has schema {older}, and this version of pbm needs {head}: run `pbm db upgrade` first." in \
+        result.stderr.decode()
+
+
 def test_smtpd_refuses_a_busy_port_with_a_sentence(env):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
