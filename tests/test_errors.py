@@ -116,7 +116,12 @@ def test_finished_game_takes_no_more_moves(server, outbox, game):
     assert game.send(BOB, "greatkingdom resign 101 bob bobpw").status == "applied"
     outbox.new()
     expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw E4",
-                 "Board 101 is finished (Game won by alice (Blue): Orange resigned.)")
+                 "Board 101 is finished, so no more moves can be made: Game won by alice (Blue): Orange resigned.")
+    assert game.send(ALICE, "greatkingdom move 101 alice alicepw newround").status == "applied"
+    assert game.send(BOB, "greatkingdom move 101 bob bobpw newround").status == "applied"
+    outbox.new()
+    expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw E4",
+                 "Orange resigned. Its new round is board 102.")
 
 
 def _reply_tag(outbox_or_server, server, seat):
@@ -131,7 +136,8 @@ def test_forged_reply_tag_is_refused(server, outbox, game):
                  "The address you replied to does not belong to board 101", text="E4",
                  to=f"pbm+101.{token[:-3]}xyz@pbm.test")
     expect_error(server, outbox, game, BOB, "Re: Great Kingdom Board 102 bob",
-                 "does not belong to board 102", text="E4", to=f"pbm+102.{token}@pbm.test")
+                 "The address you replied to names board 102, but its tag is board 101's; reply to your latest mail "
+                 "of the board you mean", text="E4", to=f"pbm+102.{token}@pbm.test")
 
 
 def test_reply_tag_from_another_address_is_refused(server, outbox, game):

@@ -58,11 +58,16 @@ def post_move(client, play_token, move, number=None, comment=""):
 # -- pages ----------------------------------------------------------------------
 
 
+def test_status_page_of_a_new_server_says_there_are_no_boards(client):
+    assert "No boards yet." in client.get("/").get_data(as_text=True)
+
+
 def test_status_page_lists_boards_and_filters(client, game):
     page = client.get("/").get_data(as_text=True)
     assert ">101</a>" in page and "alice vs bob" in page and "Great Kingdom" in page
     assert '<td data-label="Turn">bob</td>' in page  # bob is to move; the label heads it on phones
-    assert "No boards yet." in client.get("/?game=go").get_data(as_text=True)
+    assert "No boards match these filters." in client.get("/?game=go").get_data(as_text=True)
+    assert "No boards match these filters." in client.get("/?player=nobody").get_data(as_text=True)
     assert "alice vs bob" in client.get("/?player=bob").get_data(as_text=True)
     escaped = client.get("/?player=<b>x</b>").get_data(as_text=True)
     assert "<b>x</b>" not in escaped and "&lt;b&gt;x&lt;/b&gt;" in escaped

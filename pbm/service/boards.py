@@ -110,6 +110,18 @@ def by_token(session: Session, token: str, *, lock: bool = True,
     return board, acting_seat(session, board, seat, move), (players[0], players[1])
 
 
+def finished(board: Board, players) -> PlayerError:
+    """The refusal of a move or request on a finished board: how it ended, and its
+    new round when there is one."""
+    status = BoardView.current(board, players, []).lazy_status_line()
+    if board.next_board_id is not None:
+        return PlayerError(lazy_gettext("Board %(board)s is finished, so no more moves can be made: %(status)s Its "
+                                        "new round is board %(next)s.", board=board.id, status=status,
+                                        next=board.next_board_id))
+    return PlayerError(lazy_gettext("Board %(board)s is finished, so no more moves can be made: %(status)s",
+                                    board=board.id, status=status))
+
+
 def bounded(comment: str) -> str:
     """A comment as it is passed on: at most MAX_COMMENT characters, saying when it was cut."""
     if len(comment) > MAX_COMMENT:
@@ -166,9 +178,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         new_round(unit, board, seat, players)
         return
     if board.status != "active":
-        view = BoardView.current(board, players, [])
-        raise PlayerError(lazy_gettext("Board %(board)s is finished (%(status)s); no more moves can be made.",
-                                       board=board.id, status=view.lazy_status_line()))
+        raise finished(board, players)
     expected = board.move_count + 1
     if number is not None and number != expected:
         raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "

@@ -152,7 +152,11 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
         accounts.confirm(unit, token)
         return
     board, seat, players = boards.by_token(unit.session, token)
-    if board is None or board.id != board_id:
+    if board is not None and board.id != board_id:  # a tag moved to another board's number by hand
+        raise PlayerError(lazy_gettext("The address you replied to names board %(named)s, but its tag is board "
+                                       "%(board)s's; reply to your latest mail of the board you mean, or use the "
+                                       "move command.", named=board_id, board=board.id), USAGE["move"])
+    if board is None:
         raise PlayerError(lazy_gettext("The address you replied to does not belong to board %(board)s or any "
                                        "other board; reply to your latest board mail, or use the move command.",
                                        board=board_id), USAGE["move"])

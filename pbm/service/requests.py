@@ -170,9 +170,7 @@ def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Pla
                                        board=board.id))
     players = load_players(unit.session, board)
     if board.status != "active":
-        view = BoardView.current(board, players, [])
-        raise PlayerError(lazy_gettext("Board %(board)s is finished (%(status)s); no more moves can be made.",
-                                       board=board.id, status=view.lazy_status_line()))
+        raise boards.finished(board, players)
     return board, seat, players
 
 
