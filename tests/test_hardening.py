@@ -56,6 +56,12 @@ def test_healthz_fails_on_a_sqlite_database_opened_read_only(tmp_path, sqlite_te
     assert_read_only_answer(healthz(tmp_path, f"sqlite:///file:{path}?mode=ro&uri=true"))
 
 
+def test_healthz_on_a_database_without_tables_says_to_upgrade(tmp_path):
+    response = healthz(tmp_path, f"sqlite:///{tmp_path / 'empty.sqlite3'}")
+    assert response.status_code == 503
+    assert response.json["error"] == "The database lacks this version's tables: run `pbm db upgrade`."
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes to a file whatever its mode")
 def test_healthz_fails_on_a_sqlite_file_made_read_only(tmp_path, sqlite_template):
     path = tmp_path / "pbm.sqlite3"

@@ -12,6 +12,7 @@ from sqlmodel import select
 from .. import i18n
 from ..boardview import BoardView, entry_times, game_record, load_players, load_records
 from ..db import probe_write, reading
+from ..migrate import schema_problem
 from ..games import game_names, get_game
 from ..i18n import N_
 from ..i18n import gettext as _
@@ -216,9 +217,19 @@ def healthz():
     try:
         probe_write(engine)
     except Exception as error:
+        if _without_schema(engine):  # a write fails on a missing table too
+            return _unhealthy(error, "The database lacks this version's tables: run `pbm db upgrade`.")
         return _unhealthy(error, "The database refuses writes (is it read-only?): "
                                  "no move and no mail can be saved.")
     return jsonify(status="ok", database="ok")
+
+
+def _without_schema(engine) -> bool:
+    """Whether the database lacks the newest schema (asked only once a write failed)."""
+    try:
+        return schema_problem(engine) is not None
+    except Exception:  # it cannot say: the write's failure stands as it is
+        return False
 
 
 def _unhealthy(error: Exception, sentence: str):
