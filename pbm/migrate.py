@@ -28,7 +28,8 @@ def schema_problem(engine: Engine) -> str | None:
     would answer every mail "busy" and log tracebacks)."""
     with engine.connect() as connection:
         current = MigrationContext.configure(connection).get_current_revision()
-    head = ScriptDirectory.from_config(alembic_config(engine.url.render_as_string(hide_password=False))).get_current_head()
+    config = alembic_config(engine.url.render_as_string(hide_password=False))
+    head = ScriptDirectory.from_config(config).get_current_head()
     if current == head:
         return None
     where = engine.url.render_as_string(hide_password=True)
