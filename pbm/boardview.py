@@ -29,7 +29,7 @@ GAME_WORDS = (
     N_("Black"), N_("White"), N_("Blue"), N_("Orange"), N_("Goats"), N_("Tigers"), N_("O"), N_("X"),
     N_("board size"), N_("points White receives"), N_("board size, odd"),
     N_("territory Blue needs beyond Orange's"), N_("how many of each side's biggest dragons count"),
-    N_("tiles in the pool (default 50; 40 with -tantrix)"), N_("score the best dragon as in Tantrix"),
+    N_("tiles in the pool (default 50; 40 with Tantrix scoring)"), N_("score the best dragon as in Tantrix"),
     # the games' outcome reasons that are whole sentences (those with numbers stay English)
     N_("area scoring"), N_("area scoring: equal"), N_("both tigers are trapped"), N_("the goats cannot move"),
     N_("the same position occurred a third time"), N_("Tantrix scoring, equal best dragons"),

@@ -113,6 +113,28 @@ def test_without_gnu_go_the_page_says_why_go_has_no_computer(overrides, tmp_path
 # -- same device ----------------------------------------------------------------------
 
 
+def test_the_status_page_finds_browser_players_by_the_names_it_shows(client, server):
+    play = start(client, size="9", name="Ada", guest_name="Bo")
+    board = board_of(server, play)
+    for typed in ("Ada", "ada", "Bo"):
+        listed = page(client.get(f"/?player={typed}"))
+        assert f'>{board.id}</a>' in listed and "Ada vs Bo" in listed, typed
+    assert "No boards match these filters." in page(client.get("/?player=Adam"))
+
+
+def test_a_same_device_form_sent_twice_says_already_played(client, server):
+    """The side that moved is not the side to move when the form comes again."""
+    play = start(client, size="9", name="Ada", guest_name="Bo")
+    shown = client.get(play).get_data(as_text=True)
+    form = {"csrf": re.search(r'name="csrf" value="([0-9a-f]+)"', shown).group(1), "move": "D4",
+            "number": re.search(r'name="number" value="(\d+)"', shown).group(1)}
+    assert client.post(play, data=form).status_code == 303
+    again = client.post(play, data=form)
+    assert again.status_code == 200
+    assert "Your move D4 was already played (move 1); it was not sent twice." in page(again)
+    assert seats_logged(server, board_of(server, play).id) == [(0, "D4")]
+
+
 def test_same_device_acts_for_the_side_to_act_through_go_scoring_and_a_new_round(client, server):
     play = start(client, size="9", name="Ada", guest_name="Bo")
     board = board_of(server, play)
@@ -380,11 +402,11 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
 @pytest.mark.parametrize("fields, sentence", [
     ({"game": "chess"}, "There is no game called 'chess' here; choose one of "),
     ({"game": ""}, "There is no game called '' here"),
-    ({"size": "12"}, "The size must be 9, 13 or 19, not '12'."),
-    ({"size": "nine"}, "The size must be 9, 13 or 19, not 'nine'."),
-    ({"size": "9" * 5000}, "The size must be 9, 13 or 19"),
+    ({"size": "12"}, "The option \"Board size\" must be 9, 13 or 19, not '12'."),
+    ({"size": "nine"}, "The option \"Board size\" must be 9, 13 or 19, not 'nine'."),
+    ({"size": "9" * 5000}, "The option \"Board size\" must be 9, 13 or 19, not '99999999999999999999...'."),
     ({"komi": "0.5"}, "In games started here Go is played with komi 7.5; it cannot be chosen."),
-    ({"handicap": "2"}, "Go has no option -handicap"),
+    ({"handicap": "2"}, "The form holds a field that is none of the game's options"),
     ({"<b>": "1"}, "The form holds a field that is none of the game's options"),
     ({"mode": "hotseat"}, "Choose how to play: on the same device, with a friend, or against the computer."),
     ({"mode": ""}, "Choose how to play"),
@@ -393,8 +415,10 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
     ({"name": "a\x00b"}, "A name may have at most 24 characters"),
     ({"guest_name": "Computer"}, "That name is the server's own player's; choose another."),
     ({"mode": "friend", "email": "not an address"}, "'not an address' is not a usable email address"),
-    ({"game": "greatkingdom", "size": "4"}, "The size must be an odd number from 5 to 19, not 4."),
-    ({"game": "dragons", "tantrix": "perhaps"}, "The tantrix must be true or false, not 'perhaps'."),
+    ({"game": "greatkingdom", "size": "4"}, "The option \"Board size, odd\" must be an odd number from 5 to 19, not 4."),
+    ({"game": "dragons", "tantrix": "perhaps"},
+     "The option \"Score the best dragon as in Tantrix\" must be yes or no, not 'perhaps'."),
+    ({"game": "dragons", "num_tiles": "1"}, "The option \"Tiles in the pool\" must be a number from 2 to 200, not 1."),
 ])
 def test_bad_input_is_a_400_with_a_sentence_and_starts_nothing(client, server, fields, sentence):
     response = client.post("/new", data={"game": "go", "mode": "same-device", **fields})

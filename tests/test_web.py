@@ -69,6 +69,7 @@ def test_status_page_lists_boards_and_filters(client, game):
     assert "No boards match these filters." in client.get("/?game=go").get_data(as_text=True)
     assert "No boards match these filters." in client.get("/?player=nobody").get_data(as_text=True)
     assert "alice vs bob" in client.get("/?player=bob").get_data(as_text=True)
+    assert '<option value="greatkingdom" >Great Kingdom</option>' in page  # the filter names games as the table
     escaped = client.get("/?player=<b>x</b>").get_data(as_text=True)
     assert "<b>x</b>" not in escaped and "&lt;b&gt;x&lt;/b&gt;" in escaped
 
@@ -207,6 +208,31 @@ def test_play_page_refuses_cross_site_posts_and_accepts_origin_null(client, serv
                        headers={"Origin": "null"})
     assert ours.status_code == 303
     assert client.get("/play/notatoken").status_code == 404
+    unknown = client.post("/play/notatoken", data={"csrf": csrf, "move": "F6"})  # the link first, then the form
+    assert unknown.status_code == 404 and "This private link is not valid." in unknown.get_data(as_text=True)
+
+
+def test_a_malformed_move_number_in_the_form_is_refused_not_ignored(client, server, game):
+    bob = token(server, 1)
+    for number in ("abc", "-1", "9" * 50, "2.0"):
+        response = post_move(client, bob, "F6", number)
+        text = html.unescape(response.get_data(as_text=True))
+        assert response.status_code == 400, number
+        assert f"The form's move number '{number[:20]}' is not a number; reload the page and try again." in text
+    assert client.get("/games/101.json").json["move"] == 1
+    assert post_move(client, bob, "F6", " 2 ").status_code == 303
+
+
+def test_a_move_too_long_to_be_one_is_refused_without_echoing_it(client, server, game):
+    bob = token(server, 1)
+    response = post_move(client, bob, "A" * 100_000, 2)
+    text = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 422
+    assert '"AAAAAAAAAAAAAAAAAAAA..." is too long to be a move (100000 characters).' in text
+    assert "A" * 101 not in text.split('name="move" value="', 1)[0]  # the sentence; the box keeps what was typed
+    explained = client.get(f"/play/{bob}/explain?move={'A' * 5000}").json["error"]
+    assert explained == '"AAAAAAAAAAAAAAAAAAAA..." is too long to be a move (5000 characters).'
+    assert client.get("/games/101.json").json["move"] == 1
 
 
 def test_explain_says_why_a_move_cannot_be_played(client, server, game):
@@ -529,8 +555,8 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
 
 @pytest.mark.parametrize("odd", ["²", "٣", "9" * 40])
 def test_odd_numbers_in_the_play_form_and_urls_are_not_errors(client, server, game, odd):
-    response = post_move(client, token(server, 1), "F6", number=odd)
-    assert response.status_code in (303, 422), response.status_code
+    response = post_move(client, token(server, 1), "F6", number=odd)  # refused with a sentence, not a 500
+    assert response.status_code == 400 and "is not a number" in response.get_data(as_text=True)
     assert client.get(f"/games/101?move={odd}").status_code == 400
     assert client.get(f"/games/{'9' * 30}").status_code == 404
 

@@ -180,7 +180,7 @@ MOVE = re.compile(rf"^\s*{CELL}\s*[:\-/ ]?\s*([fb])\s*([0-5])\s*$", re.I)
 class Dragons(TurnBased):
     info = GameInfo(
         name="dragons", title="Dragons", sides=("O", "X"),
-        options=(OptionSpec("num_tiles", "int", None, "tiles in the pool (default 50; 40 with -tantrix)",
+        options=(OptionSpec("num_tiles", "int", None, "tiles in the pool (default 50; 40 with Tantrix scoring)",
                             low=2, high=200),
                  OptionSpec("tantrix", "bool", False, "score the best dragon as in Tantrix")),
         forced_moves=False)  # its automatic moves happen inside a move (see apply)

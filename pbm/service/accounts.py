@@ -30,13 +30,45 @@ MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, 
 GUEST_PREFIX = "guest-"  # the userids of browser seats (pbm.service.rooms): no account may take one
 
 
+# email-validator speaks English only: its usual reasons are translated here, and
+# outside English any other is said as a general sentence.
+ADDRESS_REASONS = (
+    i18n.N_("An email address must have an @-sign."),
+    i18n.N_("There must be something before the @-sign."),
+    i18n.N_("There must be something after the @-sign."),
+    i18n.N_("The part after the @-sign is not valid. It should have a period."),
+    i18n.N_("An email address cannot have two periods in a row."),
+    i18n.N_("An email address cannot start with a period."),
+    i18n.N_("An email address cannot end with a period."),
+)
+_INVALID_CHARACTERS = {
+    "The part after the @-sign contains invalid characters": i18n.N_(
+        "The part after the @-sign contains invalid characters: %(characters)s."),
+    "The email address contains invalid characters before the @-sign": i18n.N_(
+        "The part before the @-sign contains invalid characters: %(characters)s."),
+}
+
+
+def _address_reason(error: EmailNotValidError) -> str:
+    """Why email-validator refused an address, in the reader's language."""
+    reason = str(error)
+    if reason in ADDRESS_REASONS:
+        return i18n.gettext(reason)
+    start, _, characters = reason.rstrip(".").partition(": ")
+    if start in _INVALID_CHARACTERS:
+        return i18n.gettext(_INVALID_CHARACTERS[start], characters=characters)
+    if i18n.current() == i18n.DEFAULT:
+        return reason
+    return i18n.gettext("It must have the form name@example.org.")
+
+
 def normalise_address(address: str) -> str:
     """The canonical form of an address; PlayerError when it is not usable."""
     try:
         return _validated(address)
     except EmailNotValidError as error:
         raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
-                                       reason=error)) from None
+                                       reason=i18n.LazyText(functools.partial(_address_reason, error)))) from None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -33,6 +33,7 @@ from .unit import Unit, run
 
 STATE_VERSION = 1  # the version of the stored state JSON ("version" key)
 MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
+MAX_MOVE_TEXT = 100  # characters; longer than any move of the five games (a Two Tigers leap chain)
 MAX_FORCED = 20  # forced moves played in a row at most (a guard; games need two or three)
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 WORD_MOVES = ("resign", "decline", "newround")  # the server's own moves that are words (and requests.WORDS)
@@ -200,6 +201,8 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         raise PlayerError(lazy_gettext("It is not your turn on board %(board)s: it is %(name)s's turn (%(side)s).",
                                        board=board.id, name=player_name(players[turn]),
                                        side=lazy_gettext(game.sides[turn])))
+    if (refusal := overlong(text)) is not None:
+        raise PlayerError(refusal, notation(game))
     try:
         move = game.parse_move(text, state)
         state = game.apply(state, seat, move)
@@ -210,6 +213,15 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
+
+
+def overlong(text: str) -> LazyText | None:
+    """The refusal of a move text longer than any move, which quotes only its
+    beginning (the games' sentences quote a move whole); None for any other text."""
+    if len(text) <= MAX_MOVE_TEXT:
+        return None
+    return lazy_gettext("\"%(start)s...\" is too long to be a move (%(length)s characters).", start=text[:20],
+                        length=len(text))
 
 
 def notation(game: Game):

@@ -109,25 +109,48 @@ def _name(text: str | None, default: str) -> str:
 
 
 def _options(game, raw: dict[str, str]) -> dict:
+    """The options chosen on ``/new`` (form fields by option name; yes or no for a
+    switch), with the fixed ones; PlayerError in the page's words for a field that
+    is no option offered there or a value the game refuses."""
     fixed = FIXED_OPTIONS.get(game.name, {})
-    for name in raw:
+    offered = {spec.name: spec for spec in options_offered(game.name)}
+    for name, value in raw.items():
         if name in fixed:
             raise PlayerError(lazy_gettext("In games started here %(game)s is played with %(option)s %(value)s; "
                                            "it cannot be chosen.", game=game.title, option=name,
                                            value=format(fixed[name], "g")))
-    try:
-        options = game.parse_options({k: v for k, v in raw.items() if v.strip()})
+        if name not in offered:
+            raise PlayerError(lazy_gettext("The form holds a field that is none of the game's options; start again "
+                                           "from this page."))
+        if offered[name].kind == "bool" and value.strip().lower() not in ("", "yes", "no"):
+            raise PlayerError(lazy_gettext("The option %(option)s must be yes or no, not %(value)r.",
+                                           option=_label_of(offered[name]), value=value[:20]))
+    try:  # a value too long to be one is refused as its beginning (the sentence quotes it)
+        options = game.parse_options({k: v if len(v) <= 20 else v[:20] + "..." for k, v in raw.items() if v.strip()})
     except OptionError as error:  # mail's "-size must be ..." as a page says it
-        raise PlayerError(lazy_option_sentence(error)) from None
+        raise PlayerError(lazy_option_sentence(error, offered)) from None
     return {**options, **fixed}
 
 
-def lazy_option_sentence(error: OptionError) -> LazyText:
-    """Mail's "-size must be ..." as a page says it: "The size must be ...", in the
-    page's language."""
+def option_label(spec) -> str:
+    """An option as the ``/new`` form labels it, in the page's language ("Tiles in
+    the pool (default 50; 40 with Tantrix scoring)")."""
+    text = gettext(spec.help)
+    return text[:1].upper() + text[1:]
+
+
+def _label_of(spec) -> LazyText:
+    """An option as a sentence of the page names it: its label without the
+    parenthesis, quoted ('"Tiles in the pool"')."""
+    return LazyText(lambda: '"%s"' % re.sub(r"\s*\(.*\)$", "", option_label(spec)))
+
+
+def lazy_option_sentence(error: OptionError, offered: dict) -> LazyText:
+    """Mail's "-size must be ..." as a page says it: 'The option "Board size" must
+    be ...', in the page's language."""
     def sentence() -> str:
-        return re.sub(r"^-(\w+)", lambda m: gettext("The %(option)s", option=m[1].replace("_", " ")),
-                      game_sentence(error))
+        return re.sub(r"^-(\w+)", lambda m: gettext("The option %(option)s", option=str(
+            _label_of(offered[m[1]]) if m[1] in offered else m[1])), game_sentence(error))
     return LazyText(sentence)
 
 
@@ -265,6 +288,15 @@ def join(engine: Engine, settings: Settings, invite: str, key: str | None, *, cl
 
 def room_of(session: Session, board: Board) -> Room | None:
     return session.get(Room, board.room_id) if board.room_id is not None else None
+
+
+def link_seats(session: Session, board: Board, token: str) -> set[int]:
+    """The seats the private link ``token`` of ``board`` plays for: both in a
+    same-device room, otherwise its own."""
+    room = room_of(session, board)
+    if room is not None and room.mode == SAME_DEVICE:
+        return {0, 1}
+    return {0 if board.token0 == token else 1}
 
 
 def acting_seat(session: Session, board: Board, seat: int, move: str | None = None) -> int:

@@ -23,6 +23,7 @@ from sqlmodel import select
 
 from ..models import Board, Chat, Player, Vacation, utcnow
 from ..render import board_svg
+from ..service import boards as service_boards
 from ..service.computer import USERID as COMPUTER
 from ..service.letters import watchers
 
@@ -135,6 +136,8 @@ def explain(view: BoardView, seat: int, text: str) -> str | None:
         turn = game.to_move(state)
         return gettext("It is not your turn: it is %(name)s's turn (%(side)s).", name=view.name(turn),
                        side=side_name(game, turn))
+    if (refusal := service_boards.overlong(text)) is not None:
+        return str(refusal)
     try:
         game.apply(state, seat, game.parse_move(text, state))
     except MoveError as error:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request
-from sqlalchemy import or_, text
+from sqlalchemy import func, or_, text
 from sqlmodel import select
 
 from .. import i18n
@@ -80,7 +80,8 @@ def board_context(view: BoardView, seat: int | None = None, answerer: int | None
 @bp.get("/")
 def status():
     game = request.args.get("game", "").strip().lower()
-    player = request.args.get("player", "").strip().lower()
+    typed = request.args.get("player", "").strip()[:100]
+    player = typed.lower()
     if game and game not in game_names():
         abort(400, _("There is no game called %(name)r to filter by; the games are %(games)s.", name=game[:40],
                      games=", ".join(game_names())))
@@ -89,7 +90,9 @@ def status():
         if game:
             query = query.where(Board.game == game)
         if player:
-            ids = select(Player.id).where(Player.userid == player)
+            # a userid, or a name as the table shows it (SQLite lowercases ASCII letters only)
+            ids = select(Player.id).where(or_(Player.userid == player, Player.display_name == typed,
+                                              func.lower(Player.display_name) == player))
             query = query.where(or_(Board.seat0_id.in_(ids), Board.seat1_id.in_(ids)))
         boards = session.exec(query.limit(500)).all()
         player_ids = {b.seat0_id for b in boards} | {b.seat1_id for b in boards}
@@ -100,7 +103,7 @@ def status():
         "players": (names[b.seat0_id], names[b.seat1_id]),
         "to_move": names[b.player_id(b.to_move)] if b.to_move is not None else None,
     } for b in boards]
-    return render_template("status.html", rows=rows, games=game_names(), game=game, player=player)
+    return render_template("status.html", rows=rows, games=game_names(), game=game, player=typed)
 
 
 @bp.get("/games/<int:board_id>")

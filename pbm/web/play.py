@@ -22,7 +22,7 @@ from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
 from ..service import boards as service_boards
-from ..service.rooms import answering_seat
+from ..service.rooms import answering_seat, link_seats
 from . import boardpage
 from .pages import board_context, latest_view, service, view_of
 
@@ -59,11 +59,12 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
     if number is None:
         return None
     with reading(service().engine) as session:
-        board, seat = seat_or_404(session, token)
+        board, _seat = seat_or_404(session, token)
+        seats = link_seats(session, board, token)
         record = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id,
                                                        MoveRecord.number == number)).first()
     same = lambda text: "".join(text.split()).lower()  # noqa: E731
-    if record is None or record.seat != seat or same(record.text) != same(move):
+    if record is None or record.seat not in seats or same(record.text) != same(move):
         return None
     return _("Your move %(move)s was already played (move %(number)s); it was not sent twice.", move=record.text,
              number=record.number)
@@ -142,13 +143,18 @@ def play(token: str):
     if request.method == "GET":
         return _page(token, "board.html")
     if not same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
+        with reading(service().engine) as session:
+            seat_or_404(session, token)  # a link that is not valid says so first
         abort(403, _("This form was not sent from your private page; reload the page and try again."))
     move, asserted = split_move_number(request.form.get("move", "").strip())  # "D4#12", as in a mail
     comment = request.form.get("comment", "").strip()
-    number = request.form.get("number", "")
-    number = int(number) if number.isascii() and number.isdigit() and len(number) < 10 else None
-    number = asserted if asserted is not None else number
     typed = {"move": move, "comment": comment}
+    number = request.form.get("number", "").strip()
+    if number and not (number.isascii() and number.isdigit() and len(number) < 10):
+        return _page(token, "board.html", typed=typed, status=400,
+                     error=_("The form's move number %(number)s is not a number; reload the page and try again.",
+                             number=repr(number[:20])))
+    number = asserted if asserted is not None else int(number) if number else None
     if not move:
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
     result = service().play_by_token(token, move, comment, number)
@@ -185,7 +191,7 @@ def explain(token: str):
     with reading(service().engine) as session:
         board, seat = seat_or_404(session, token)
         view = latest_view(session, board)
-    move = request.args.get("move", "").strip()[:200]
+    move = request.args.get("move", "").strip()
     if not move:
         return jsonify(error=_("Choose a point on the board, or write a move in the box."))
     return jsonify(error=boardpage.explain(view, seat, move))

@@ -38,7 +38,6 @@ COOKIE = "pbm_seat"
 COOKIE_DAYS = 180  # a browser keeps its seat's key this long
 FIELDS = ("game", "mode", "side", "name", "guest_name", "email", "form_key")  # every other field is a game option
 FORM_KEY_SECONDS = 24 * 3600  # a new game form older than this is opened again
-OPTION_FIELD = re.compile(r"[a-z_]{1,20}")
 # User agents that fetch a shared link to show a preview card: they must not take the seat.
 PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
                         r"telegram|skype|embedly|linkedin|mastodon|vkshare", re.IGNORECASE)
@@ -46,10 +45,6 @@ PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|
 
 # The names of the options fixed in games started here, as the /new page shows them.
 OPTION_WORDS = {"komi": N_("Komi")}
-
-
-def capitalized(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def _games() -> list:
@@ -61,7 +56,7 @@ def _form_page(game_name: str, typed: dict, error: str | None = None, status: in
     game = get_game(game_name)
     settings = service().settings
     options = [{"spec": spec, "value": typed.get(spec.name, "" if spec.default is None else str(spec.default)),
-                "label": capitalized(_(spec.help))} for spec in rooms.options_offered(game.name)]
+                "label": rooms.option_label(spec)} for spec in rooms.options_offered(game.name)]
     return render_template("new.html", games=_games(), game=game, options=options, typed=typed, error=error,
                            side_names=[_(side) for side in game.sides], option_words=OPTION_WORDS,
                            refusal=rooms.computer_refusal(game.name, settings), fixed=rooms.FIXED_OPTIONS.get(
@@ -88,9 +83,6 @@ def new_game():
     name = form.get("game", "").strip().lower()
     options = {key: value for key, value in form.items() if key not in FIELDS}
     shown = name if name in REGISTRY else "go"
-    if any(not OPTION_FIELD.fullmatch(key) for key in options):
-        return _form_page(shown, typed, _("The form holds a field that is none of the game's options; "
-                                          "start again from this page."), 400)
     try:
         started = rooms.start(service().engine, service().settings, game=name, mode=form.get("mode", ""),
                               options=options, side=form.get("side"), name=form.get("name"),
