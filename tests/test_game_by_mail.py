@@ -160,3 +160,24 @@ def test_a_bounce_over_smtp_is_recorded_and_never_answered(server, outbox):
     with reading(server.engine) as session:
         bounce = session.exec(select(InboundMessage).where(InboundMessage.message_id == "<bounce-1@players.test>")).one()
     assert (bounce.status, bounce.error) == ("ignored", "empty return path")
+
+
+@pytest.mark.parametrize("sender", ["pbm@pbm.test", "PBM@PBM.TEST", "pbm+101.abc@pbm.test"])
+def test_mail_from_the_servers_own_address_is_never_answered(server, outbox, sender):
+    """An answer to the server's own address would come back to it: a loop."""
+    from sqlmodel import select
+
+    from pbm.db import reading
+    from pbm.models import InboundMessage
+
+    assert server.handle_raw(make_mail(sender, "help", message_id="<own-1@x>")).status.value == "ignored"
+    assert outbox.new() == []
+    with reading(server.engine) as session:
+        record = session.exec(select(InboundMessage).where(InboundMessage.message_id == "<own-1@x>")).one()
+    assert (record.status, record.error) == ("ignored", "sent from the server's own address")
+
+
+def test_an_address_with_an_undecodable_byte_is_malformed_not_answered(server, outbox):
+    raw = b"From: d\xffve <d\xe9ve@ex.org>\nSubject: help\nMessage-ID: <bytes-1@ex.org>\n\nhelp\n"
+    assert server.handle_raw(raw).status.value == "malformed"
+    assert outbox.new() == []

@@ -591,3 +591,17 @@ def test_a_long_games_page_lists_its_last_moves_and_all_on_request(client, serve
     earlier = client.get("/games/101?move=3").get_data(as_text=True)  # a past position lists up to it
     assert re.findall(r'<a href="\?move=(\d+)">', earlier) == ["2", "3"]
     assert '<a href="?move=3&amp;moves=all">list them all</a>' in earlier
+
+
+def test_a_nul_character_in_an_address_query_or_form_is_a_400(client, server, game):
+    """PostgreSQL's text cannot hold NUL: refused before any query, with a sentence."""
+    bob = token(server, 1)
+    for url in ("/play/%00", "/play/%00/live", "/play/%00/explain?move=D4", "/?player=%00", f"/play/{bob}?cell=%00",
+                "/games/101?move=%00"):
+        response = client.get(url)
+        assert response.status_code == 400, url
+        assert "The request holds a NUL character" in response.get_data(as_text=True), url
+    csrf = csrf_of(client.get(f"/play/{bob}").get_data(as_text=True))
+    posted = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6", "number": "2", "comment": "a\x00b"})
+    assert posted.status_code == 400 and client.get("/games/101.json").json["move"] == 1
+    assert client.post("/play/%00", data={"csrf": csrf, "move": "F6"}).status_code == 400

@@ -124,7 +124,7 @@ def _addresses(values: list[str]) -> list[str]:
 def _usable_address(address: str) -> bool:
     local, at, domain = address.rpartition("@")
     return bool(at and local and domain and len(address) <= MAX_ADDRESS
-                and not any(c.isspace() or c in "<>()[],;" for c in address))
+                and not any(c.isspace() or c in "<>()[],;\ufffd" for c in address))  # U+FFFD: an undecodable byte
 
 
 def _decode_part(part: Message) -> str:

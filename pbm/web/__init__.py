@@ -7,7 +7,7 @@ import os
 import secrets
 from pathlib import Path
 
-from flask import Flask, Response, current_app, g, jsonify, render_template, request, url_for
+from flask import Flask, Response, abort, current_app, g, jsonify, render_template, request, url_for
 from flask_babel import Babel, get_locale
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
@@ -71,6 +71,18 @@ def static_url(filename: str) -> str:
         path = Path(current_app.static_folder) / filename
         versions[filename] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     return url_for("static", filename=filename, v=versions[filename])
+
+
+def refuse_nul_characters():
+    """No address, query or form field of a page holds a NUL character (PostgreSQL's
+    text cannot; the webhook takes whole mails, hostile bytes and all)."""
+    if request.blueprint == "inbound":
+        return
+    fields = [request.path, *request.args.keys(), *request.args.values()]
+    if request.method == "POST":
+        fields += [*request.form.keys(), *request.form.values()]
+    if any("\x00" in field for field in fields):
+        abort(400, _("The request holds a NUL character, which no address or form field may hold."))
 
 
 def speak_page_language():
@@ -173,6 +185,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp, standings_bp):
         app.register_blueprint(blueprint)
     app.before_request(speak_page_language)
+    app.before_request(refuse_nul_characters)
     app.teardown_request(stop_speaking_page_language)
     app.after_request(security_headers)
     app.jinja_env.policies["ext.i18n.trimmed"] = True  # as babel.cfg extracts the {% trans %} blocks

@@ -167,7 +167,7 @@ def page_language() -> str:
     if chosen in i18n.LANGUAGES:
         return chosen
     token = (request.view_args or {}).get("token")
-    if token and request.blueprint in ("play", "live"):
+    if token and token.isascii() and token.isalnum() and request.blueprint in ("play", "live"):
         mine = _seat_language(token)
         if mine in i18n.LANGUAGES and mine != i18n.DEFAULT:
             return mine
