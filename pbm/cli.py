@@ -157,7 +157,8 @@ def cmd_ingest(args) -> int:
         print(f"pbm ingest: {error} The mail was not handled; try again later.", file=sys.stderr)
         return EX_TEMPFAIL
     if len(raw) > settings.max_message_bytes:
-        print(f"pbm ingest: message of {len(raw)} bytes is over the limit; not handled", file=sys.stderr)
+        print(f"pbm ingest: the message of {len(raw)} bytes is over the limit of {settings.max_message_bytes} bytes; "
+              "not handled", file=sys.stderr)
         return ANSWERS[Status.TOO_LARGE].exit_code
     try:
         result = Service(settings).handle_raw(raw)
@@ -239,6 +240,7 @@ def cmd_sweep(args) -> int:
 INGEST_EXITS = """exit status:
   0   the mail was handled: applied, rejected (an error mail was queued), a duplicate,
       ignored (an auto-reply or bounce), or unusable (no sender: the reason on stderr)
+  65  the mail is over the size limit (EX_DATAERR): the MTA bounces it to its sender
   66  FILE cannot be read
   75  try again later (EX_TEMPFAIL): the database cannot be reached or the settings
       are broken; the MTA keeps the mail and retries"""

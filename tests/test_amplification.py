@@ -1,6 +1,6 @@
 """What one mail, and one address, can cause is bounded (issue 10.6)."""
 
-from pbm.service.handlers import MAX_BOARDS_PER_MAIL
+from pbm.service.handlers import MAX_BOARDS_PER_HOUR, MAX_BOARDS_PER_MAIL, MAX_INVITED_BOARDS_PER_DAY
 from pbm.service.letters import MAX_ANSWERS_PER_HOUR, MAX_ANSWERS_PER_MAIL
 
 from .conftest import body
@@ -47,6 +47,27 @@ def test_one_mail_starts_a_few_boards(players, outbox):
     assert f"One mail may start at most {MAX_BOARDS_PER_MAIL} boards." in result.error
     players.send(ALICE, "greatkingdom games alice")
     assert body(outbox.to(ALICE)[-1]).count("greatkingdom") == MAX_BOARDS_PER_MAIL
+
+
+def test_many_challengers_together_cannot_flood_an_invited_address(players, outbox):
+    """Each challenger is within its own limits; the invited address has its own."""
+    for n in range(MAX_INVITED_BOARDS_PER_DAY + 2):
+        players.send(f"att{n}@evil.test", f"signup att{n} pw-att{n}")
+    results = [players.send(f"att{n}@evil.test", f"greatkingdom challenge att{n} {VICTIM}")
+               for n in range(MAX_INVITED_BOARDS_PER_DAY + 2)]
+    assert [r.status for r in results] == ["applied"] * MAX_INVITED_BOARDS_PER_DAY + ["rejected"] * 2
+    assert results[-1].error.startswith(f"{VICTIM} was invited to {MAX_INVITED_BOARDS_PER_DAY} games in the last day "
+                                        "and has not answered yet, the most allowed; try again tomorrow.")
+    assert len(outbox.to(VICTIM)) == MAX_INVITED_BOARDS_PER_DAY
+
+
+def test_a_player_is_seated_at_a_few_new_boards_an_hour_whoever_challenges(players, outbox):
+    for n in range(MAX_BOARDS_PER_HOUR + 1):
+        players.send(f"att{n}@evil.test", f"signup att{n} pw-att{n}")
+    results = [players.send(f"att{n}@evil.test", f"greatkingdom challenge att{n} bob")
+               for n in range(MAX_BOARDS_PER_HOUR + 1)]
+    assert [r.status for r in results[:-1]] == ["applied"] * MAX_BOARDS_PER_HOUR
+    assert results[-1].error.startswith(f"bob was seated at {MAX_BOARDS_PER_HOUR} new boards in the last hour")
 
 
 def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, outbox, monkeypatch):

@@ -56,6 +56,14 @@ def test_ingest_of_a_mail_without_sender_exits_0_and_says_why(env):
     assert result.returncode == 0 and b"no sender" in result.stderr
 
 
+def test_ingest_of_a_mail_over_the_size_limit_exits_65_so_the_mta_bounces_it(env):
+    env = {**env, "PBM_MAX_MESSAGE_BYTES": "2000"}
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    result = pbm("ingest", env=env, stdin=make_mail("alice@players.test", "help", "x" * 3000))
+    assert result.returncode == 65
+    assert b"over the limit of 2000 bytes; not handled" in result.stderr
+
+
 def test_serve_runs_web_scheduler_and_smtp_in_one_process(env, tmp_path):
     assert pbm("db", "upgrade", env=env).returncode == 0
     port, smtp_port = free_port(), free_port()

@@ -37,6 +37,7 @@ class Answer:
     exit_code: int
 
 
+EX_DATAERR = 65  # sysexits: the input was unusable; an MTA bounces the mail
 EX_TEMPFAIL = 75
 
 ANSWERS = {
@@ -45,7 +46,7 @@ ANSWERS = {
     Status.DUPLICATE: Answer(200, "250 Message accepted", 0),
     Status.IGNORED: Answer(200, "250 Message accepted", 0),
     Status.MALFORMED: Answer(400, "550 Message not accepted", 0),
-    Status.TOO_LARGE: Answer(413, "552 Message exceeds the size limit", 0),
+    Status.TOO_LARGE: Answer(413, "552 Message exceeds the size limit", EX_DATAERR),  # the sender learns it
     Status.RETRY: Answer(503, "451 Temporary failure, please try again later", EX_TEMPFAIL),
 }
 

@@ -25,6 +25,7 @@ Handler = Callable[[Unit, Command, str], None]
 
 MAX_BOARDS_PER_MAIL = 5
 MAX_BOARDS_PER_HOUR = 20  # boards a player may be seated at, newly, per hour
+MAX_INVITED_BOARDS_PER_DAY = 3  # boards an invited address (no account yet) may be seated at, newly, per day
 
 
 def help_(unit: Unit, command: Command, comment: str) -> None:
@@ -53,7 +54,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     for seat in seats:
         if seat.id != challenger.id:
             _check_takes_challenge(unit, game, seat)
-    _check_board_limits(unit, challenger)
+    _check_board_limits(unit, challenger, seats)
     if any(p.userid == computer.USERID for p in seats):
         computer.check_can_play(game, unit.settings)
     options = game.parse_options(command.options)
@@ -69,19 +70,32 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
                         invited=frozenset(p.id for p in seats if p.invited))
 
 
-def _check_board_limits(unit: Unit, challenger: Player) -> None:
-    """At most MAX_BOARDS_PER_MAIL new boards from one mail, MAX_BOARDS_PER_HOUR a player."""
+def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Player]) -> None:
+    """At most MAX_BOARDS_PER_MAIL new boards from one mail; MAX_BOARDS_PER_HOUR new
+    boards a player, challenger or challenged; an invited address (nobody there has
+    answered yet) at most MAX_INVITED_BOARDS_PER_DAY, so that many challengers
+    together cannot flood it."""
     unit.new_boards += 1
     if unit.new_boards > MAX_BOARDS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may start at most %(count)s boards.", count=MAX_BOARDS_PER_MAIL),
                           USAGE["challenge"])
-    recent = unit.session.exec(select(func.count()).select_from(Board).where(
-        (Board.seat0_id == challenger.id) | (Board.seat1_id == challenger.id),
-        Board.created_at > unit.now - timedelta(hours=1))).one()
-    if recent >= MAX_BOARDS_PER_HOUR:
-        raise PlayerError(lazy_gettext("%(userid)s has started %(count)s boards in the last hour, the most "
-                                       "allowed; try again later.", userid=challenger.userid, count=recent),
-                          USAGE["challenge"])
+    for player in sorted(seats, key=lambda p: p.id != challenger.id):  # the challenger's own limit first
+        window = timedelta(days=1) if player.invited else timedelta(hours=1)
+        recent = unit.session.exec(select(func.count()).select_from(Board).where(
+            (Board.seat0_id == player.id) | (Board.seat1_id == player.id),
+            Board.created_at > unit.now - window)).one()
+        if player.id == challenger.id and recent >= MAX_BOARDS_PER_HOUR:
+            raise PlayerError(lazy_gettext("%(userid)s has started %(count)s boards in the last hour, the most "
+                                           "allowed; try again later.", userid=challenger.userid, count=recent),
+                              USAGE["challenge"])
+        if player.invited and recent >= MAX_INVITED_BOARDS_PER_DAY:
+            raise PlayerError(lazy_gettext("%(address)s was invited to %(count)s games in the last day and has not "
+                                           "answered yet, the most allowed; try again tomorrow.",
+                                           address=player.email, count=recent), USAGE["challenge"])
+        if player.id != challenger.id and not player.invited and recent >= MAX_BOARDS_PER_HOUR:
+            raise PlayerError(lazy_gettext("%(userid)s was seated at %(count)s new boards in the last hour, the most "
+                                           "allowed; try again later.", userid=player.userid, count=recent),
+                              USAGE["challenge"])
 
 
 def move(unit: Unit, command: Command, comment: str) -> None:
