@@ -121,7 +121,7 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now:
     can repeat only the mail in flight. A local transport takes a batch within
     microseconds, so its results are recorded together: one write transaction,
     which under load is a wait for the write lock, instead of one per mail."""
-    results: list[tuple[Sendable, str | None]] = []
+    results: list[tuple[Sendable, DeliveryError | None]] = []
     sent = 0
     with open_transport(settings) as transport:
         for row in rows:
@@ -135,15 +135,15 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now:
     return sent
 
 
-def _attempt(transport: Transport, settings: Settings, row: Sendable) -> str | None:
+def _attempt(transport: Transport, settings: Settings, row: Sendable) -> DeliveryError | None:
     """Send one mail; returns None when it went, else why it did not."""
     try:
         transport.send(settings.server_address, row.recipient, row.raw)
     except DeliveryError as error:
-        return str(error)
+        return error
     except Exception as error:  # a defect costs this mail an attempt, never the batch
         log.exception("mail %s to %s: unexpected error while sending", row.message_id, row.recipient)
-        return f"{error.__class__.__name__}: {error}"
+        return DeliveryError(f"{error.__class__.__name__}: {error}")
     return None
 
 
@@ -156,11 +156,12 @@ _MARK_SENT = update(OutboxMail).where(
                                            last_error=None)
 
 
-def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: datetime) -> None:
+def _record(engine: Engine, results: list[tuple[Sendable, DeliveryError | None]], now: datetime) -> None:
     """Write attempts' results (row, None when sent or else the error) in one
-    transaction, each only while this claim still holds its row. (If that
-    transaction fails, its rows stay claimed until the lease ends and the sweep
-    sends them again, as for a crash.)"""
+    transaction, each only while this claim still holds its row; a mail refused
+    for good, or at its last attempt, is marked failed. (If that transaction
+    fails, its rows stay claimed until the lease ends and the sweep sends them
+    again, as for a crash.)"""
     if not results:
         return
     failures = []
@@ -178,13 +179,16 @@ def _record(engine: Engine, results: list[tuple[Sendable, str | None]], now: dat
                 continue
             ours = and_(OutboxMail.message_id == row.message_id, OutboxMail.claim == row.claim,
                         OutboxMail.status == "sending")
-            given_up = row.attempts >= MAX_ATTEMPTS
+            given_up = error.permanent or row.attempts >= MAX_ATTEMPTS
             changed = connection.execute(update(OutboxMail).where(ours).values(
                 status="failed" if given_up else "pending", claimed_until=None,
-                next_attempt_at=now + backoff(row.attempts), last_error=error[:2000])).rowcount
+                next_attempt_at=now + backoff(row.attempts), last_error=str(error)[:2000])).rowcount
             failures.append((row, error, given_up and changed))
     for row, error, given_up in failures:
-        if given_up:
+        if given_up and error.permanent:
+            log.error("mail %s to %s failed for good: the relay refused it (%s)", row.message_id, row.recipient,
+                      error)
+        elif given_up:
             log.error("mail %s to %s failed for good after %d attempts; last error: %s",
                       row.message_id, row.recipient, row.attempts, error)
         else:

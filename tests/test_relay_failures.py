@@ -106,15 +106,33 @@ def test_relay_down_then_back_loses_nothing_and_sends_each_mail_once(engine, set
     assert {r.status for r in outbox(engine).values()} == {"sent"}
 
 
-def test_a_refused_address_is_retried_to_the_limit_and_the_others_all_go(engine, settings, env, port, caplog):
-    recipients = ["a@players.test", GHOST, "b@players.test", "c@players.test"]
+def test_an_address_refused_for_good_fails_at_once_and_the_others_all_go(engine, settings, env, port, caplog):
+    """A 5xx reply (no such user) will not change: the mail is given up, not retried."""
+    recipients = ["a@players.test", GHOST, "b@players.test"]
     message_ids = dict(zip(recipients, queue_orphans(engine, settings, recipients)))
     with RecordingRelay(port=port, refused={GHOST}) as relay:
+        with caplog.at_level(logging.WARNING, logger="pbm.outbox"):
+            assert deliver_due(engine, settings, utcnow()) == 2
+        ghost = outbox(engine)[GHOST]
+        assert (ghost.status, ghost.attempts) == ("failed", 2) and "550" in ghost.last_error
+        errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert errors == [f"mail {message_ids[GHOST]} to {GHOST} failed for good: the relay refused it "
+                          f"({ghost.last_error})"]
+        assert deliver_due(engine, settings, utcnow() + timedelta(days=30)) == 0
+        assert sweep(env) == 0
+        assert relay.rcpt_attempts[GHOST] == 1
+    assert relay.copies_by_message_id() == {message_ids[r]: 1 for r in recipients if r != GHOST}
+
+
+def test_an_address_deferred_is_retried_to_the_limit_and_the_others_all_go(engine, settings, env, port, caplog):
+    recipients = ["a@players.test", GHOST, "b@players.test", "c@players.test"]
+    message_ids = dict(zip(recipients, queue_orphans(engine, settings, recipients)))
+    with RecordingRelay(port=port, deferred={GHOST}) as relay:
         assert sweep(env) == 3
         assert sorted(e.rcpt_tos[0] for e in relay.accepted) == ["a@players.test", "b@players.test",
                                                                  "c@players.test"]
         ghost = outbox(engine)[GHOST]
-        assert (ghost.status, ghost.attempts) == ("pending", 2) and "550" in ghost.last_error
+        assert (ghost.status, ghost.attempts) == ("pending", 2) and "450" in ghost.last_error
 
         with caplog.at_level(logging.WARNING, logger="pbm.outbox"):
             for _ in range(MAX_ATTEMPTS):

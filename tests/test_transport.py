@@ -21,14 +21,15 @@ from .conftest import free_port, make_mail
 
 class RecordingRelay:
     """A real SMTP relay on a free port that records every mail it accepts and every
-    connection that delivered one; it answers 550 to RCPT for the ``refused``
-    addresses and 421 (closing) to DATA for the ``hang_up_on`` ones."""
+    connection that delivered one; it answers 550 (for good) to RCPT for the
+    ``refused`` addresses, 450 (for now) for the ``deferred`` ones, and 421
+    (closing) to DATA for the ``hang_up_on`` ones."""
 
-    def __init__(self, smtputf8=False, refused=(), hang_up_on=(), port=None):
+    def __init__(self, smtputf8=False, refused=(), deferred=(), hang_up_on=(), port=None):
         self.accepted = []
         self.sessions = []
         self.rcpt_attempts = Counter()
-        self.refused, self.hang_up_on = set(refused), set(hang_up_on)
+        self.refused, self.deferred, self.hang_up_on = set(refused), set(deferred), set(hang_up_on)
         self.port = port or free_port()
         self.controller = Controller(self, hostname="127.0.0.1", port=self.port,
                                      enable_SMTPUTF8=smtputf8)
@@ -37,6 +38,8 @@ class RecordingRelay:
         self.rcpt_attempts[address] += 1
         if address in self.refused:
             return "550 5.1.1 no such mailbox here"
+        if address in self.deferred:
+            return "450 4.2.1 mailbox busy, try later"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
@@ -181,8 +184,9 @@ def test_a_refused_recipient_fails_only_its_mail_on_the_shared_connection():
             open_transport(plain_settings(relay.port)) as transport:
         for recipient in recipients:
             if recipient == "ghost@players.test":
-                with pytest.raises(DeliveryError, match="550"):
+                with pytest.raises(DeliveryError, match="550") as refused:
                     transport.send("pbm@pbm.test", recipient, wire(recipient))
+                assert refused.value.permanent  # a 5xx reply: the outbox gives the mail up
             else:
                 transport.send("pbm@pbm.test", recipient, wire(recipient))
     assert [e.rcpt_tos for e in relay.accepted] == [["a@players.test"], ["b@players.test"]]
@@ -192,8 +196,9 @@ def test_a_refused_recipient_fails_only_its_mail_on_the_shared_connection():
 def test_a_relay_that_hangs_up_is_dialled_again_for_the_next_mail():
     with RecordingRelay(hang_up_on={"a@players.test"}) as relay, \
             open_transport(plain_settings(relay.port)) as transport:
-        with pytest.raises(DeliveryError, match="421"):
+        with pytest.raises(DeliveryError, match="421") as closed:
             transport.send("pbm@pbm.test", "a@players.test", wire("a@players.test"))
+        assert not closed.value.permanent
         transport.send("pbm@pbm.test", "b@players.test", wire("b@players.test"))
     assert [e.rcpt_tos for e in relay.accepted] == [["b@players.test"]]
 

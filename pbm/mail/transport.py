@@ -27,7 +27,22 @@ SMTP_TIMEOUT_SECONDS = 30
 
 
 class DeliveryError(Exception):
-    """This mail could not be delivered now; the outbox will try again later."""
+    """This mail could not be delivered: now (the outbox tries again later), or
+    with ``permanent`` ever (the relay refused it with a 5xx reply: no such user,
+    a refused sender or message), so the outbox gives it up at once."""
+
+    def __init__(self, message: str, permanent: bool = False):
+        super().__init__(message)
+        self.permanent = permanent
+
+
+def _refused_for_good(error: BaseException) -> bool:
+    """Whether the relay refused a mail with a permanent (5xx) reply."""
+    if isinstance(error, smtplib.SMTPRecipientsRefused):
+        return bool(error.recipients) and all(500 <= code < 600 for code, _ in error.recipients.values())
+    if isinstance(error, (smtplib.SMTPSenderRefused, smtplib.SMTPDataError)):
+        return 500 <= error.smtp_code < 600
+    return False
 
 
 class Transport(Protocol):
@@ -104,7 +119,7 @@ class SmtpTransport:
         except Exception as error:
             self._recover()
             if isinstance(error, (OSError, smtplib.SMTPException, UnicodeError)):
-                raise DeliveryError(_describe(error)) from error
+                raise DeliveryError(_describe(error), permanent=_refused_for_good(error)) from error
             raise
 
     @staticmethod
