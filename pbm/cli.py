@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import signal
@@ -57,9 +58,9 @@ def cmd_serve(args) -> int:
                 sys.executable, "-m", "pbm.cli", "serve", "--host", args.host, "--port", str(args.port),
                 "--threads", str(args.threads)])
             server = Service(load_settings(overrides))
-    except OSError as error:
-        print(f"pbm serve: cannot listen on {args.host}:{args.port} ({error.strerror}); "
-              f"choose another port with --port (make run PORT=...).", file=sys.stderr)
+    except (OSError, ValueError) as error:  # waitress: ValueError for a host it cannot resolve
+        print(f"pbm serve: cannot listen on {args.host}:{args.port} ({getattr(error, 'strerror', None) or error}); "
+              + _listen_advice(error, "--port (make run PORT=...)"), file=sys.stderr)
         return 1
     if not _schema_ready(server, "pbm serve"):
         web.close()
@@ -107,11 +108,22 @@ def _listen_smtp(server, host: str, port: int, command: str, option: str):
     try:
         listener.start()
     except (OSError, RuntimeError) as error:
-        print(f"{command}: cannot listen for SMTP on {host}:{port} ({error}); choose another port with {option}.",
+        print(f"{command}: cannot listen for SMTP on {host}:{port} ({error}); " + _listen_advice(error, option),
               file=sys.stderr)
         listener.stop()
         return None
     return listener
+
+
+def _listen_advice(error: BaseException, port_option: str) -> str:
+    """What to change when a listener cannot start: the port when it is taken,
+    otherwise the host (an address this machine does not have, or a name it cannot
+    resolve)."""
+    while error.__cause__ is not None and not isinstance(error, OSError):
+        error = error.__cause__
+    if isinstance(error, OSError) and error.errno in (errno.EADDRINUSE, errno.EACCES):
+        return f"choose another port with {port_option}."
+    return "choose an address of this machine with --host (127.0.0.1 or 0.0.0.0)."
 
 
 def cmd_db_upgrade(args) -> int:
@@ -181,8 +193,9 @@ def _schema_ready(server, program: str) -> bool:
     try:
         problem = schema_problem(server.engine)
     except DBAPIError as error:
+        waits = "its jobs wait" if program == "pbm scheduler" else "every mail is answered busy"
         print(f"{program}: the database cannot be reached yet ({error.__class__.__name__}); starting anyway, "
-              "and every mail is answered busy until it can", file=sys.stderr)
+              f"and {waits} until it can", file=sys.stderr)
         return True
     if problem:
         print(f"{program}: {problem}", file=sys.stderr)
@@ -322,11 +335,19 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("alembic", "apscheduler", "mail.log", "waitress.queue"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    from sqlalchemy.exc import DBAPIError
+
+    command = " ".join(filter(None, (args.command, getattr(args, "db_command", None))))  # "db upgrade"
     try:
         return args.func(args)
     except SettingsError as error:
-        print(f"pbm {args.command}: {error}", file=sys.stderr)
+        print(f"pbm {command}: {error}", file=sys.stderr)
         return EX_CONFIG
+    except DBAPIError as error:  # the database is down, or refuses this user
+        reason = (str(error.orig or error).strip().splitlines() or [""])[0][:300]
+        print(f"pbm {command}: the database cannot be used ({error.__class__.__name__}: {reason}); "
+              "check that it runs and PBM_DATABASE_URL", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

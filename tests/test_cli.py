@@ -275,6 +275,27 @@ def test_smtpd_refuses_a_busy_port_with_a_sentence(env):
     assert "choose another port with --port." in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.parametrize("command", [("serve",), ("serve", "--workers", "2"), ("smtpd",)])
+@pytest.mark.parametrize("host", ["999.1.1.1", "nonexistent.invalid", "192.0.2.7"])
+def test_a_host_that_cannot_be_listened_on_is_a_sentence_about_the_host(env, command, host):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    result = pbm(*command, "--host", host, "--port", str(free_port()), env=env)
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and "Traceback" not in stderr, stderr
+    assert f"cannot listen" in stderr and f"{host}:" in stderr
+    assert "choose an address of this machine with --host (127.0.0.1 or 0.0.0.0)." in stderr
+
+
+@pytest.mark.parametrize("command", [("db", "upgrade"), ("db", "rebuild"), ("sweep",)])
+def test_a_database_that_cannot_be_reached_is_a_sentence_not_a_traceback(env, command):
+    env = {**env, "PBM_DATABASE_URL": f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/none"}
+    result = pbm(*command, env=env)
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"pbm {' '.join(command)}: the database cannot be used (OperationalError: ")
+    assert stderr.rstrip().endswith("check that it runs and PBM_DATABASE_URL")
+
+
 def test_serve_links_to_the_base_url_of_a_settings_file(env, tmp_path):
     config = tmp_path / "pbm.toml"
     config.write_text('[pbm]\nbase_url = "https://games.example.org"\n')
