@@ -9,6 +9,7 @@ passwords, so the answer's timing tells nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -36,7 +37,13 @@ HASHED_BEFOREHAND = 3
 _KEY = secrets.token_bytes(32)  # per process: nothing remembered survives a restart
 _remembered: dict[bytes, float] = {}  # digest -> monotonic expiry
 _remembered_lock = threading.Lock()
-_DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """A hash of no one's password, made at its first use (not at import: every
+    ``pbm ingest`` imports this module), for checking a guess at a missing account."""
+    return generate_password_hash(secrets.token_hex(8))
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,7 @@ def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: date
         if stored:
             correct = is_correct(userid, password, stored)
         else:  # no such account (or no password yet): spend the same time as a wrong password
-            correct = check_password_hash(_DUMMY_HASH, password) and False
+            correct = check_password_hash(_dummy_hash(), password) and False
         verdicts[(userid, password)] = Verdict(stored, correct)
         if stored and not correct:
             failures.append(PasswordFailure(userid=userid, sender=sender[:320], at=now))
