@@ -126,3 +126,11 @@ def test_finished_games_are_never_reminded(server, players, outbox):
         players.send(ALICE, "greatkingdom resign 101 alice alicepw")
     with freeze_time("2026-12-30 00:00:00"):
         assert sweep(server) == {"reminders": 0, "expired": 0, "computer": 0, "delivered": 0}
+
+
+def test_an_expiry_alone_shorter_than_the_usual_reminder_brings_the_reminder_to_half_of_it(players):
+    assert players.send(ALICE, "greatkingdom challenge alice bob --expiretime=2").status == "applied"
+    assert players.send(ALICE, "greatkingdom challenge alice bob --expiretime=6").status == "applied"
+    with reading(players.server.engine) as session:
+        timings = [(b.nag_days, b.expire_days) for b in session.exec(select(Board).order_by(Board.id)).all()]
+    assert timings[-2:] == [(1.0, 2.0), (4.0, 6.0)]

@@ -58,8 +58,10 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if any(p.userid == computer.USERID for p in seats):
         computer.check_can_play(game, unit.settings)
     options = game.parse_options(command.options)
-    nag = command.timing.get("nagtime", unit.settings.nag_days)
     expire = command.timing.get("expiretime", unit.settings.expire_days)
+    nag = command.timing.get("nagtime", unit.settings.nag_days)
+    if "nagtime" not in command.timing and nag >= expire:
+        nag = expire / 2  # only the expiry was chosen, shorter than the usual reminder: as the settings do
     if nag >= expire:
         raise PlayerError(lazy_gettext("The reminder (--nagtime=%(nag)s) must come before the expiry "
                                        "(--expiretime=%(expire)s).", nag=f"{nag:g}", expire=f"{expire:g}"),
