@@ -8,12 +8,20 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
-from .config import PROJECT_ROOT
+from .config import PROJECT_ROOT, SettingsError
 
 
 def alembic_config(database_url: str) -> Config:
+    """Alembic's configuration for ``database_url``, with the migrations of the
+    checkout pbm runs from; SettingsError when they are not there (pbm installed
+    by a plain ``pip install``, which copies the package alone)."""
+    migrations = PROJECT_ROOT / "migrations"
+    if not (migrations / "env.py").is_file():
+        raise SettingsError(f"pbm cannot find its migrations in {migrations}: install pbm from its checkout "
+                            "with `pip install -e <checkout>`, so that migrations/ and config/ stay beside it "
+                            "(deploy/README.md)")
     config = Config()
-    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    config.set_main_option("script_location", str(migrations))
     config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     return config
 

@@ -314,3 +314,19 @@ def test_serve_links_to_the_base_url_of_a_settings_file(env, tmp_path):
     box = mailbox.Maildir(str(tmp_path / "instance" / "outbox"), create=False)
     board_mail = next(m for m in box if m["Subject"] == "Great Kingdom Board 101 alice")
     assert "https://games.example.org/play/" in board_mail.get_payload(decode=True).decode()
+
+
+def test_db_upgrade_without_the_checkouts_migrations_says_how_to_install(env, tmp_path):
+    """A plain `pip install` copies the package alone: pbm db upgrade says what to do."""
+    import shutil
+
+    from pbm.config import PROJECT_ROOT
+
+    installed = tmp_path / "site"
+    shutil.copytree(PROJECT_ROOT / "pbm", installed / "pbm", ignore=shutil.ignore_patterns("__pycache__"))
+    result = subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], cwd=tmp_path, capture_output=True,
+                            env={**env, "PYTHONPATH": str(installed)}, timeout=60)
+    stderr = result.stderr.decode()
+    assert result.returncode == 78 and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"pbm db upgrade: pbm cannot find its migrations in {installed / 'migrations'}: "
+                             "install pbm from its checkout with `pip install -e <checkout>`")
