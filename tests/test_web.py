@@ -448,6 +448,18 @@ def test_healthz(client):
     assert response.status_code == 200 and response.json == {"status": "ok", "database": "ok"}
 
 
+def test_healthz_says_when_the_maildir_cannot_be_made(database_url, tmp_path):
+    from pbm import create_app
+
+    (tmp_path / "afile").write_text("not a folder")
+    app = create_app({"database_url": database_url, "instance_path": str(tmp_path), "mail_backend": "maildir",
+                      "maildir": str(tmp_path / "afile" / "box"), "secret_key": "x"})
+    response = app.test_client().get("/healthz")
+    assert response.status_code == 503
+    assert response.json["error"] == (f"The Maildir {tmp_path / 'afile' / 'box'} cannot be made ({tmp_path / 'afile'} "
+                                      "is not a folder): no mail can be delivered.")
+
+
 # -- the webhook ---------------------------------------------------------------
 
 

@@ -3,6 +3,8 @@ SGF) and the health check. The private play page is in ``play.py``."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request
@@ -224,7 +226,23 @@ def healthz():
             return _unhealthy(error, "The database lacks this version's tables: run `pbm db upgrade`.")
         return _unhealthy(error, "The database refuses writes (is it read-only?): "
                                  "no move and no mail can be saved.")
+    settings = service().settings
+    if settings.mail_backend == "maildir" and (problem := _maildir_problem(Path(settings.maildir))):
+        return jsonify(status="error", database="ok", error=problem), 503
     return jsonify(status="ok", database="ok")
+
+
+def _maildir_problem(maildir: Path) -> str | None:
+    """Why no mail can be written into ``maildir`` (its folders are made at the first
+    mail), or None: a file where a folder must be, or a folder this process cannot write."""
+    for folder in (maildir / "new", maildir / "tmp", maildir, *maildir.parents):
+        if folder.is_dir():
+            if not os.access(folder, os.W_OK | os.X_OK):
+                return f"The Maildir {maildir} cannot be written ({folder} is not writable): no mail can be delivered."
+            return None
+        if folder.exists():
+            return f"The Maildir {maildir} cannot be made ({folder} is not a folder): no mail can be delivered."
+    return None
 
 
 def _without_schema(engine) -> bool:
