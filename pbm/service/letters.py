@@ -72,10 +72,13 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
         language = unit.session.exec(_LANGUAGE_OF, params={"to": to}).first()
     subject, body = render(name, language or i18n.DEFAULT, settings=unit.settings, board=board, **context)
     board_id = board.id if board is not None else None
-    mail = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now, auto=auto,
+    answered = unit.mail is not None and to == unit.mail.sender
+    mail = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now,
+                   # RFC 3834: only the answer to the sender is a reply; to anyone else it is generated
+                   auto=auto if answered or auto != "auto-replied" else "auto-generated",
                    reply_to=reply_to, board_id=board_id,
                    # only the answer to the sender refers to their mail: its Message-ID names their host
-                   in_reply_to=unit.mail.message_id if unit.mail and to == unit.mail.sender else None,
+                   in_reply_to=unit.mail.message_id if answered else None,
                    attachments=attachments)
     unit.queue(mail, board_id)
 
