@@ -40,6 +40,7 @@ def test_history_buttons_keys_and_slider(site, desktop):
     assert desktop.current_url.endswith("?move=2")
     click(desktop, '[data-history-step="last"]')
     wait_for_move(desktop, 3)
+    assert desktop.current_url == board.url  # the page itself, without a stray "?"
 
 
 def test_keyboard_reaches_every_control_with_visible_focus(site, desktop):

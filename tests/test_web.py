@@ -88,7 +88,7 @@ def test_board_page_draws_the_board_and_keeps_the_text(client, server, game):
     start = client.get("/games/101?move=0").get_data(as_text=True)
     assert "Position after move 0 of 1." in start and svg_of(start).get("data-move-number") == "0"
     assert 'data-history-step="next" aria-keyshortcuts="ArrowRight">Next</a>' in start
-    assert 'href="?" data-history-step="last"' in start
+    assert 'href="/games/101" data-history-step="last"' in start
     assert '<span class="off">Previous</span>' in start
     assert 'type="range" id="move-slider" name="move" min="0" max="1" value="0"' in start
     assert client.get("/games/101?move=5").status_code == 400

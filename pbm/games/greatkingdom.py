@@ -222,7 +222,7 @@ class GreatKingdom(TurnBased):
     def status(self, state: GreatKingdomState) -> str:
         blue, orange = self.scores(state)
         return GameText("Territory: Blue %(blue)s, Orange %(orange)s (Blue needs +%(margin)s). Castles in hand: "
-                        "%(blue_castles)s, %(orange_castles)s.", blue=blue, orange=orange, margin=state.margin,
+                        "Blue %(blue_castles)s, Orange %(orange_castles)s.", blue=blue, orange=orange, margin=state.margin,
                         blue_castles=state.stock[0], orange_castles=state.stock[1])
 
     def help_text(self, language: str = "en") -> str:

@@ -174,6 +174,9 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
     chosen = _options(found, options)
     host = _name(name, NAMES[0])
     guest = _name(guest_name, NAMES[1]) if mode != COMPUTER else None
+    if guest is not None and host.casefold() == guest.casefold():
+        raise PlayerError(lazy_gettext("The two players need different names (both are %(name)s), or the status "
+                                       "line could not say whose turn it is.", name=host))
     seat = 0
     if mode == COMPUTER:
         if side not in (None, "", "0", "1"):

@@ -213,11 +213,13 @@ class History:
     last_href: str | None
 
 
-def history(view: BoardView) -> History:
+def history(view: BoardView, path: str) -> History:
+    """The steps through the board's positions, as links on the page at ``path``
+    (the latest position is the page itself, without ``?move=``)."""
     at, last = view.at_move, view.board.move_count
 
     def href(k: int) -> str:
-        return "?" if k == last else f"?move={k}"
+        return path if k == last else f"?move={k}"
 
     return History(at, last, href(0) if at > 0 else None, href(at - 1) if at > 0 else None,
                    href(at + 1) if at < last else None, href(last) if at < last else None)

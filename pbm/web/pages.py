@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request
+from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import func, or_, text
 from sqlmodel import select
 
@@ -70,7 +70,8 @@ def board_context(view: BoardView, seat: int | None = None, answerer: int | None
         "frame_size": boardpage.frame_size(picture),
         "targets": boardpage.targets(view, seat) if acting else None,
         "buttons": boardpage.buttons(view, seat, answerer),
-        "history": boardpage.history(view),
+        "history": boardpage.history(view, url_for("play.play", token=page["token"]) if page.get("token")
+                                     else url_for("pages.board_page", board_id=view.board.id)),
         "listed": boardpage.listed_moves(view, everything=request.args.get("moves") == "all"),
         "hint": _(boardpage.EXAMPLES.get(view.game.name, N_("a move"))),
         "playable": view.game.playable(view.state) if hasattr(view.game, "playable") and view.is_latest

@@ -70,6 +70,15 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
              number=record.number)
 
 
+def _latest_token(token: str) -> str:
+    """The same seat's link to the new round, when the move just made (``newround``)
+    began one; otherwise ``token``."""
+    with reading(service().engine) as session:
+        board, _seat = seat_or_404(session, token)
+        successor = board.next_board_id and session.get(Board, board.next_board_id)
+        return successor.token(0 if board.token0 == token else 1) if successor else token
+
+
 def _listed(session, me: int) -> tuple[list[Board], list[Board], dict[int, str]]:
     """The boards "Your boards" lists for player ``me``: the running ones, those waiting
     for them first, then the others, each group by deadline; a few finished ones, the
@@ -159,7 +168,7 @@ def play(token: str):
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
     result = service().play_by_token(token, move, comment, number)
     if result.status == "applied":
-        return redirect(url_for("play.play", token=token), code=303)
+        return redirect(url_for("play.play", token=_latest_token(token)), code=303)
     if result.board is None:
         abort(404, result.error)
     notice = _already_played(token, number, move)

@@ -205,3 +205,8 @@ def test_every_odd_size_from_5_to_19_has_the_neutral_castle_in_its_centre(size, 
     for bad in ("3", "4", "20", "21"):
         with pytest.raises(ValueError, match=f"-size must be an odd number from 5 to 19, not {bad}."):
             GK.parse_options({"size": bad})
+
+
+def test_the_status_names_whose_castles_are_in_hand():
+    state = play(GK.initial_state(GK.parse_options({"size": "9"})), "A3", "A2", "pass", "B1")
+    assert str(GK.status(state)).endswith("Castles in hand: Blue 39, Orange 38.")
