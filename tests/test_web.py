@@ -290,6 +290,10 @@ def test_requests_have_buttons_undo_only_once_a_move_stands(client, server, game
     assert "alice asks to take back move 1; bob may accept or reject." in page
     assert post_move(client, token(server, 1), "accept", 2).status_code == 303
     assert actions(0)[-2:] == ["propose", "resign"] and "undo" not in actions(0)  # D4 is taken back
+    board_page = client.get("/games/101").get_data(as_text=True)
+    assert svg_of(board_page).get("data-move-number") == "0"  # the position stands on no move
+    assert "D4 (taken back)" in html.unescape(board_page)
+    assert svg_of(client.get("/games/101?move=1").get_data(as_text=True)).get("data-move-number") == "1"
 
 
 def test_against_the_computer_nothing_is_asked(players, client, server):

@@ -43,9 +43,18 @@ def last_move(view: BoardView) -> str | None:
     return None
 
 
+def moves_in_position(view: BoardView) -> int:
+    """How many moves the shown position stands on (the board picture's
+    ``data-move-number``): its log entries, less those an accepted take-back
+    removed (the moves it took back and its own entry)."""
+    if not any(r.kind == "undo" for r in view.records):
+        return view.at_move
+    return len(in_force(log_entries(view.records)))
+
+
 def picture(view: BoardView, interactive: bool) -> Markup:
     """The board as inline SVG; with ``interactive``, carrying the play hooks."""
-    svg = board_svg(view.game.name, view.state, move_number=view.at_move, last_move=last_move(view),
+    svg = board_svg(view.game.name, view.state, move_number=moves_in_position(view), last_move=last_move(view),
                     interactive=interactive)
     return Markup(precise_hooks(svg) if interactive else svg)
 
