@@ -87,7 +87,7 @@ def test_same_device_one_seat_asks_to_take_back_and_the_other_accepts_on_the_sam
     assert "undo" not in buttons(desktop)
 
     follow(desktop, '[data-action="accept"]')  # Bo answers on the same screen
-    wait_for_move(desktop, 3)
+    wait_for_move(desktop, 0)  # the position stands on no move again
     assert pending(desktop) == "" and status(desktop) == "It is Ada's turn (Black)."
     for point in ("D5", "E5"):  # both stones are gone: playable again
         assert "target" in by_css(desktop, f'[data-point="{point}"]').get_attribute("class")

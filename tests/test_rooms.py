@@ -527,3 +527,16 @@ def test_the_comment_field_says_who_reads_it(client, players):
     assert players.send("alice@players.test", "go subscribe alice alicepw all").status == "applied"
     watched = page(client.get(start(client, mode="friend")))
     assert "Comment for your opponent and the board's 1 watcher</label>" in watched
+
+
+def test_a_games_summary_for_the_browsers_list_is_how_it_stands_now_in_the_pages_language(client, server):
+    play = start(client, size="13", name="Ada", guest_name="Bo")
+    board = board_of(server, play)
+    played(client, play, "D4")
+    assert client.get(f"{play}/summary").json == {
+        "board": board.id, "title": "Go (Board size 13)", "players": "Ada vs Bo", "status": "It is Bo's turn (White).",
+        "href": play}
+    client.set_cookie("lang", "de")
+    german = client.get(f"{play}/summary").json
+    assert (german["title"], german["status"]) == ("Go (Brettgröße 13)", "Bo ist am Zug (Weiß).")
+    assert client.get("/play/nosuchlink/summary").status_code == 404

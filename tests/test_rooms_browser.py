@@ -52,7 +52,7 @@ def test_a_same_device_go_game_to_its_end_and_resumed_from_new(site, desktop):
     desktop.get(f"{site.base}/new")  # the browser remembers the game and offers it
     waiter(desktop).until(lambda d: by_css(d, "[data-saved-games]").is_displayed())
     saved = by_css(desktop, '[data-saved="same-device"] a')
-    assert saved.get_attribute("href") == play and saved.text.startswith("Go (size 9), board ")
+    assert saved.get_attribute("href") == play and saved.text.startswith("Go (Board size 9), board ")
     assert "Game won by Ada (Black)" in by_css(desktop, '[data-saved="same-device"] li').text
     follow(desktop, '[data-saved="same-device"] a')
     assert desktop.current_url == play and shown_move(desktop) == 7
@@ -95,12 +95,23 @@ def test_a_friend_game_across_two_browsers_rejoin_and_a_third_refused(site, desk
     wait_for_move(second, 3, timeout=2)
     assert status(second).startswith("Game won by Guest (White)")
     act(second, "newround", 3)
-    act(desktop, "newround", 3)
-    waiter(desktop).until(lambda d: d.find_elements("css selector", ".live a[href*='/play/']"))
+    act(desktop, "newround", 0)  # the second vote begins the new round: the form goes on to its board
+    assert desktop.current_url != host_page and status(desktop) == "It is Ada's turn (Black)."
+    waiter(second).until(lambda d: d.find_elements("css selector", ".live a[href*='/play/']"))  # a link to it
     second.get(invite)  # the invitation now leads to the new round, White again
     waiter(second).until(lambda d: d.current_url != guest_page and d.find_elements("css selector", "svg.board"))
     assert shown_move(second) == 0 and "You play Guest (White)." in by_css(second, ".players").text
     assert status(second) == "It is Ada's turn (Black)."
+
+    tap(desktop, "C3", 1)  # the host's list of games on /new says how the latest round stands now
+    desktop.get(f"{site.base}/new")
+    waiter(desktop).until(lambda d: "It is Guest's turn (White)." in by_css(d, '[data-saved="friend"] li').text)
+    desktop.get(f"{site.base}/language/de?next=/new")
+    try:
+        waiter(desktop).until(lambda d: "Guest ist am Zug (Weiß)." in by_css(d, '[data-saved="friend"] li').text)
+        assert by_css(desktop, '[data-saved="friend"] a').text.startswith("Go (Brettgröße 9), Brett ")
+    finally:
+        desktop.get(f"{site.base}/language/en?next=/new")  # the browser serves the next tests too
 
 
 @pytest.fixture(scope="module")

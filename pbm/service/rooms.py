@@ -139,10 +139,14 @@ def option_label(spec) -> str:
     return text[:1].upper() + text[1:]
 
 
+def option_name(spec) -> str:
+    """An option's label without its parenthesis ("Tiles in the pool")."""
+    return re.sub(r"\s*\(.*\)$", "", option_label(spec))
+
+
 def _label_of(spec) -> LazyText:
-    """An option as a sentence of the page names it: its label without the
-    parenthesis, quoted ('"Tiles in the pool"')."""
-    return LazyText(lambda: '"%s"' % re.sub(r"\s*\(.*\)$", "", option_label(spec)))
+    """An option as a sentence of the page names it, quoted ('"Tiles in the pool"')."""
+    return LazyText(lambda: '"%s"' % option_name(spec))
 
 
 def lazy_option_sentence(error: OptionError, offered: dict) -> LazyText:

@@ -22,7 +22,7 @@ from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
 from ..service import boards as service_boards
-from ..service.rooms import answering_seat, link_seats
+from ..service.rooms import answering_seat, latest_board, link_seats
 from . import boardpage
 from .pages import board_context, latest_view, service, view_of
 
@@ -191,6 +191,24 @@ def boards_fragment(token: str):
         board, seat = seat_or_404(session, token)
         listed = my_boards(session, board, seat)
     return render_template("_my_boards.html", my_boards=listed)
+
+
+@bp.get("/play/<token>/summary")
+def summary(token: str):
+    """What ``/new`` lists of a game this browser remembers, as it stands now and in
+    the page's language (JSON): its latest round's board, title, players, status
+    line and this seat's link to it."""
+    from .rooms import room_title
+
+    with reading(service().engine) as session:
+        board, _seat = seat_or_404(session, token)
+        own = 0 if board.token0 == token else 1
+        if board.room_id is not None:
+            board = latest_board(session, board.room_id)
+        view = view_of(session, board)
+    return jsonify(board=board.id, title=room_title(board), status=view.status_line(),
+                   players=_("%(first)s vs %(second)s", first=view.name(0), second=view.name(1)),
+                   href=url_for("play.play", token=board.token(own)))
 
 
 @bp.get("/play/<token>/explain")

@@ -172,14 +172,25 @@ def room_panel(board, seat: int | None) -> dict | None:
         room = rooms.room_of(session, board)
     if room is None:
         return None
-    game = get_game(board.game)
-    chosen = ", ".join(f"{spec.name.replace('_', ' ')} {board.options.get(spec.name, '')}"
-                       for spec in rooms.options_offered(board.game) if spec.name in board.options)
     return {
         "room": room,
         "invite_url": rooms.invite_url(service().settings, room.invite) if room.mode == rooms.FRIEND and seat == 0
         else None,
         "joined": room.guest_key is not None,
-        "title": f"{game.title} ({chosen})" if chosen else game.title,
+        "title": room_title(board),
         "expire_days": int(rooms.EXPIRE_DAYS),
     }
+
+
+def room_title(board) -> str:
+    """A room's game as the browser's list of games names it, with the options
+    chosen, in the page's language ("Go (Board size 13)")."""
+    game = get_game(board.game)
+    chosen = ", ".join(f"{rooms.option_name(spec)} {_option_value(board.options.get(spec.name))}"
+                       for spec in rooms.options_offered(board.game) if spec.name in board.options)
+    return f"{game.title} ({chosen})" if chosen else game.title
+
+
+def _option_value(value) -> str:
+    return _("yes") if value is True else _("no") if value is False else format(value, "g") \
+        if isinstance(value, float) else str(value)

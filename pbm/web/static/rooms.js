@@ -58,9 +58,12 @@
       var ul = element("ul", "", { "data-saved": mode });
       entries.forEach(function (e) {
         var li = element("li");
-        li.appendChild(element("a", text("saved_board", { title: e.title, board: e.board }),
-                               { href: e.href, "data-saved-game": e.room }));
-        li.appendChild(document.createTextNode(" " + e.players + (e.status ? ": " + e.status : "") + " "));
+        var link = element("a", text("saved_board", { title: e.title, board: e.board }),
+                           { href: e.href, "data-saved-game": e.room });
+        var state = element("span", " " + e.players + (e.status ? ": " + e.status : "") + " ", { "data-saved-status": "" });
+        li.appendChild(link);
+        li.appendChild(state);
+        refresh(mode, e, link, state);
         var forget = element("button", text("forget"), { type: "button",
                                                           "aria-label": text("forget_board", { board: e.board }) });
         forget.addEventListener("click", function () {
@@ -73,6 +76,21 @@
       lists.appendChild(ul);
     });
     section.hidden = !lists.childNodes.length;
+  }
+
+  /* What the list remembers is as the game's page last showed it: ask the server how
+     it stands now (its latest round, in this page's language), and remember that. */
+  function refresh(mode, e, link, state) {
+    fetch(e.href + "/summary", { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (now) {
+        if (!now) { return; }  // a link that is no longer valid: the list keeps what it had
+        e.board = now.board; e.title = now.title; e.players = now.players; e.status = now.status; e.href = now.href;
+        link.textContent = text("saved_board", { title: e.title, board: e.board });
+        link.setAttribute("href", e.href);
+        state.textContent = " " + e.players + (e.status ? ": " + e.status : "") + " ";
+        store(mode, load(mode).map(function (other) { return other.room === e.room ? e : other; }));
+      }, function () { /* offline: the list stays as remembered */ });
   }
 
   function followMode(form) {
