@@ -206,7 +206,9 @@ class Confirmation(SQLModel, table=True):
     """An address waiting to be confirmed by a reply from it (to ``pbm+0.<token>@``).
 
     ``action`` ``signup``: make the account ``userid`` (password hash kept here)
-    with this address; ``address``: move the account ``player_id`` to it."""
+    with this address; ``address``: move the account ``player_id`` to it;
+    ``add``: add it to that account; ``disown``: the welcome mail of the account
+    ``userid``, whose reply "not me" takes the account's password away."""
 
     __tablename__ = "confirmation"
 

@@ -4,7 +4,7 @@ else's address (or an invited player's) in signup or change address takes nothin
 from sqlmodel import select
 
 from pbm.db import reading
-from pbm.models import Player
+from pbm.models import Board, Player
 
 from .conftest import body
 
@@ -113,3 +113,34 @@ def test_an_address_is_asked_for_confirmation_at_most_three_times_a_day(players,
     assert len(outbox.to(VICTIM)) == MAX_CONFIRMATIONS_A_DAY
     tomorrow = utcnow() + timedelta(days=1, minutes=1)
     assert server.handle_raw(make_mail(ATTACKER, f"signup mal9 secret9 {VICTIM}"), now=tomorrow).status == "applied"
+
+
+def test_the_owner_of_a_forged_signups_address_disowns_it_by_replying_not_me(players, outbox, server):
+    """A From can be forged: the welcome reaches the address's owner, whose reply
+    "not me" takes the password away; the owner then signs up and takes the games."""
+    players.send(ALICE, f"greatkingdom challenge alice {VICTIM}")  # board 101, the victim invited
+    assert players.send(VICTIM, "signup vic forgedpw").status == "applied"  # forged by mallory
+    welcome = outbox.to(VICTIM)[-1]
+    assert welcome["Subject"] == "pbm signup"
+    assert 'reply to this mail with "not me" on the first line within 7 days' in flat(welcome)
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    assert players.send(VICTIM, "Re: pbm signup", "thanks!", to=confirmation_reply_to(welcome)).error.startswith(
+        "A reply to the welcome mail only disowns an account")
+    assert players.send(ATTACKER, "Re: pbm signup", "not me", to=confirmation_reply_to(welcome)).error.startswith(
+        f"This confirmation is for {VICTIM}")  # only the address itself
+    assert accounts(server)["vic"] == (VICTIM, False)
+
+    assert players.send(VICTIM, "Re: pbm signup", "Not me!\n\nI never signed up.",
+                        to=confirmation_reply_to(welcome)).status == "applied"
+    assert accounts(server)["vic"] == (VICTIM, True)  # an invited seat again, its board kept
+    told = outbox.to(VICTIM)[-1]
+    assert told["Subject"] == "pbm: vic disowned" and "no longer has a password" in flat(told)
+    refused = players.send(ATTACKER, "greatkingdom move 101 vic forgedpw resign")
+    assert refused.status == "rejected"
+    assert players.send(VICTIM, "signup victim truepw").status == "applied"
+    assert accounts(server)["victim"] == (VICTIM, False) and "vic" not in accounts(server)
+    with reading(server.engine) as session:
+        board = session.exec(select(Board).where(Board.id == 101)).one()
+        assert session.get(Player, board.seat1_id).userid == "victim"
+    again = players.send(VICTIM, "Re: pbm signup", "not me", to=confirmation_reply_to(welcome))
+    assert again.status == "rejected" and "unknown or has expired" in again.error

@@ -24,6 +24,7 @@ USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
 MIN_PASSWORD = 4
 CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
 CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
+DISOWN = "disown"  # a Confirmation that a reply to the welcome mail answers ("not me")
 MAX_ADDED = 5  # addresses an account may have besides its primary one
 MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, whoever asks
 
@@ -203,8 +204,9 @@ def change_address(unit: Unit, command: Command, comment: str) -> None:
         _ask_confirmation(unit, "address", address, player.language, userid=player.userid, player_id=player.id)
 
 
-def confirm(unit: Unit, token: str) -> None:
-    """A reply to a confirmation mail: do what it confirms, if it comes from that address."""
+def confirm(unit: Unit, token: str, line: str) -> None:
+    """A reply to a confirmation mail (``line``: its first line): do what it confirms,
+    if it comes from that address; a reply to a welcome mail disowns (``_disown``)."""
     pending = unit.session.exec(select(Confirmation).where(Confirmation.token == token)).first()
     if pending is None or pending.expires_at < unit.now:
         raise PlayerError(lazy_gettext("This confirmation is unknown or has expired; send the command again."),
@@ -212,6 +214,9 @@ def confirm(unit: Unit, token: str) -> None:
     if pending.address != unit.mail.sender:
         raise PlayerError(lazy_gettext("This confirmation is for %(address)s; only a reply from that address "
                                        "confirms it.", address=pending.address), "help")
+    if pending.action == DISOWN:
+        _disown(unit, pending, line)
+        return
     unit.session.delete(pending)
     if pending.action == "add":
         player = unit.session.get(Player, pending.player_id)
@@ -250,12 +255,39 @@ def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
 
 
 def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
+    """Make the account (or let an invited player claim the one a challenge made,
+    with its games) and welcome the address. A From can be forged: the welcome's
+    reply address lets the address's owner disown an account they did not make
+    (``disown``)."""
     existing = by_address(unit.session, address)
     if existing:  # an invited player claims the account the challenge made, with its games
         existing.userid, existing.invited, existing.password_hash = userid, False, password_hash
     else:
         unit.session.add(Player(userid=userid, email=address, password_hash=password_hash, created_at=unit.now))
-    letters.send(unit, address, "welcome", userid=userid, address=address)
+    disowning = Confirmation(token=secrets.token_hex(16), action=DISOWN, address=address, userid=userid,
+                             created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS))
+    unit.session.add(disowning)
+    letters.send(unit, address, "welcome", userid=userid, address=address, days=CONFIRM_DAYS,
+                 reply_to=reply_address(unit.settings, CONFIRM_BOARD, disowning.token))
+
+
+def _disown(unit: Unit, pending: Confirmation, line: str) -> None:
+    """A reply to a welcome mail: with "not me" on its first line, the account made
+    with this address loses its password and becomes an invited seat again, its
+    games kept, so whoever forged the signup can no longer use it and the address's
+    owner can sign up and take it."""
+    if " ".join(line.lower().strip(" .!").split()) != "not me":
+        raise PlayerError(lazy_gettext("A reply to the welcome mail only disowns an account: to do that, write "
+                                       "\"not me\" on its first line. Send commands to the server's address."),
+                          "help")
+    unit.session.delete(pending)
+    player = by_userid(unit.session, pending.userid)
+    if player is None or player.email != pending.address or player.invited:
+        raise PlayerError(lazy_gettext("The account %(userid)s no longer uses %(address)s; there is nothing to "
+                                       "disown.", userid=pending.userid, address=pending.address), "help")
+    player.password_hash, player.invited = None, True
+    unit.session.execute(delete(Confirmation).where(Confirmation.player_id == player.id))
+    letters.send(unit, pending.address, "disowned", userid=player.userid, address=pending.address)
 
 
 def _move_account(unit: Unit, player: Player, address: str) -> None:
@@ -274,7 +306,8 @@ def _ask_confirmation(unit: Unit, action: str, address: str, language: str | Non
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
                                        "separately."))
     asked = unit.session.exec(select(func.count()).select_from(Confirmation).where(
-        Confirmation.address == address, Confirmation.created_at > unit.now - timedelta(days=1))).one()
+        Confirmation.address == address, Confirmation.action != DISOWN,
+        Confirmation.created_at > unit.now - timedelta(days=1))).one()
     if asked >= MAX_CONFIRMATIONS_A_DAY:
         raise PlayerError(lazy_gettext("%(address)s was asked for confirmation %(count)s times today already; "
                                        "try again tomorrow.", address=address, count=MAX_CONFIRMATIONS_A_DAY))

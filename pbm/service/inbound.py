@@ -149,7 +149,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     """A reply to a board mail: the player's move, or one of REPLY_COMMANDS about the board."""
     board_id, token = tag
     if board_id == accounts.CONFIRM_BOARD:
-        accounts.confirm(unit, token)
+        accounts.confirm(unit, token, line)
         return
     board, seat, players = boards.by_token(unit.session, token)
     if board is not None and board.id != board_id:  # a tag moved to another board's number by hand
