@@ -130,8 +130,9 @@ def _check(settings: Settings, where: dict) -> None:
     if not settings.smtp_host.strip():
         raise refuse("smtp_host", "the name or address of the mail relay")
     if "nag_days" in settings.configured and settings.nag_days >= settings.expire_days:
-        raise SettingsError(f"PBM_NAG_DAYS ({settings.nag_days:g}) must be less than PBM_EXPIRE_DAYS "
-                            f"({settings.expire_days:g}): the reminder comes before the expiry.")
+        raise SettingsError(f"PBM_NAG_DAYS ({settings.nag_days:g}, {where.get('nag_days')}) must be less than "
+                            f"PBM_EXPIRE_DAYS ({settings.expire_days:g}, {where.get('expire_days', 'the default')}): "
+                            "the reminder comes before the expiry.")
     if settings.database_url:
         _check_database_url(settings.database_url, where.get("database_url", "the default"))
 

@@ -64,8 +64,8 @@ def test_every_variable_is_read_from_the_environment():
     ("PBM_NAG_DAYS", "nan", "PBM_NAG_DAYS must be a number more than 0 and at most 365, not 'nan'"),
     ("PBM_EXPIRE_DAYS", "0", "PBM_EXPIRE_DAYS must be a number more than 0 and at most 365, not '0'"),
     ("PBM_EXPIRE_DAYS", "inf", "PBM_EXPIRE_DAYS must be a number more than 0 and at most 365, not 'inf'"),
-    ("PBM_NAG_DAYS", "9", "PBM_NAG_DAYS (9) must be less than PBM_EXPIRE_DAYS (7): the reminder comes before "
-                          "the expiry."),
+    ("PBM_NAG_DAYS", "9", "PBM_NAG_DAYS (9, set in the environment) must be less than PBM_EXPIRE_DAYS (7, the "
+                          "default): the reminder comes before the expiry."),
     ("PBM_MAIL_BACKEND", "smtps", "PBM_MAIL_BACKEND must be one of smtp, maildir, console, not 'smtps'"),
     ("PBM_SMTP_STARTTLS", "maybe", "PBM_SMTP_STARTTLS must be true or false (also 1/0, yes/no, on/off), "
                                    "not 'maybe'"),
@@ -105,6 +105,10 @@ def test_settings_files_are_checked_and_the_environment_wins(tmp_path):
     config.write_text('[pbm]\nsmtp_port = "many"\n')
     with pytest.raises(SettingsError, match=f"PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'many' "
                                             f"\\(set in {re.escape(str(config))}\\)"):
+        load_settings(environ={"PBM_CONFIG": str(config)})
+    config.write_text('[pbm]\nnag_days = 8\n')
+    with pytest.raises(SettingsError, match=re.escape(f"PBM_NAG_DAYS (8, set in {config}) must be less than "
+                                                      "PBM_EXPIRE_DAYS (7, the default)")):
         load_settings(environ={"PBM_CONFIG": str(config)})
     config.write_text('[pbm]\nsmtp_prot = 587\n')
     with pytest.raises(SettingsError, match="sets smtp_prot, which pbm does not know"):
