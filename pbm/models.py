@@ -131,6 +131,10 @@ class Board(SQLModel, table=True):
     def token(self, seat: int) -> str:
         return self.token0 if seat == 0 else self.token1
 
+    def seat_of_token(self, token: str) -> int:
+        """The seat whose private link ``token`` is (one of this board's tokens)."""
+        return 0 if token == self.token0 else 1
+
     def player_id(self, seat: int) -> int:
         return self.seat0_id if seat == 0 else self.seat1_id
 

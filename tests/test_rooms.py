@@ -534,9 +534,9 @@ def test_a_games_summary_for_the_browsers_list_is_how_it_stands_now_in_the_pages
     board = board_of(server, play)
     played(client, play, "D4")
     assert client.get(f"{play}/summary").json == {
-        "board": board.id, "title": "Go (Board size 13)", "players": "Ada vs Bo", "status": "It is Bo's turn (White).",
+        "board": board.id, "title": "Go (size 13)", "players": "Ada vs Bo", "status": "It is Bo's turn (White).",
         "href": play}
     client.set_cookie("lang", "de")
     german = client.get(f"{play}/summary").json
-    assert (german["title"], german["status"]) == ("Go (Brettgröße 13)", "Bo ist am Zug (Weiß).")
+    assert (german["title"], german["status"]) == ("Go (Größe 13)", "Bo ist am Zug (Weiß).")
     assert client.get("/play/nosuchlink/summary").status_code == 404

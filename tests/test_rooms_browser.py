@@ -52,7 +52,7 @@ def test_a_same_device_go_game_to_its_end_and_resumed_from_new(site, desktop):
     desktop.get(f"{site.base}/new")  # the browser remembers the game and offers it
     waiter(desktop).until(lambda d: by_css(d, "[data-saved-games]").is_displayed())
     saved = by_css(desktop, '[data-saved="same-device"] a')
-    assert saved.get_attribute("href") == play and saved.text.startswith("Go (Board size 9), board ")
+    assert saved.get_attribute("href") == play and saved.text.startswith("Go (size 9), board ")
     assert "Game won by Ada (Black)" in by_css(desktop, '[data-saved="same-device"] li').text
     follow(desktop, '[data-saved="same-device"] a')
     assert desktop.current_url == play and shown_move(desktop) == 7
@@ -109,7 +109,7 @@ def test_a_friend_game_across_two_browsers_rejoin_and_a_third_refused(site, desk
     desktop.get(f"{site.base}/language/de?next=/new")
     try:
         waiter(desktop).until(lambda d: "Guest ist am Zug (Weiß)." in by_css(d, '[data-saved="friend"] li').text)
-        assert by_css(desktop, '[data-saved="friend"] a').text.startswith("Go (Brettgröße 9), Brett ")
+        assert by_css(desktop, '[data-saved="friend"] a').text.startswith("Go (Größe 9), Brett ")
     finally:
         desktop.get(f"{site.base}/language/en?next=/new")  # the browser serves the next tests too
 

@@ -107,7 +107,7 @@ def by_token(session: Session, token: str, *, lock: bool = True,
     if row is None:
         return None, 0, None
     board, *players = row
-    seat = 0 if board.token0 == token else 1
+    seat = board.seat_of_token(token)
     return board, acting_seat(session, board, seat, move), (players[0], players[1])
 
 

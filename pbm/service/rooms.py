@@ -139,14 +139,10 @@ def option_label(spec) -> str:
     return text[:1].upper() + text[1:]
 
 
-def option_name(spec) -> str:
-    """An option's label without its parenthesis ("Tiles in the pool")."""
-    return re.sub(r"\s*\(.*\)$", "", option_label(spec))
-
-
 def _label_of(spec) -> LazyText:
-    """An option as a sentence of the page names it, quoted ('"Tiles in the pool"')."""
-    return LazyText(lambda: '"%s"' % option_name(spec))
+    """An option as a sentence of the page names it: its label without the
+    parenthesis, quoted ('"Tiles in the pool"')."""
+    return LazyText(lambda: '"%s"' % re.sub(r"\s*\(.*\)$", "", option_label(spec)))
 
 
 def lazy_option_sentence(error: OptionError, offered: dict) -> LazyText:
@@ -303,7 +299,7 @@ def link_seats(session: Session, board: Board, token: str) -> set[int]:
     room = room_of(session, board)
     if room is not None and room.mode == SAME_DEVICE:
         return {0, 1}
-    return {0 if board.token0 == token else 1}
+    return {board.seat_of_token(token)}
 
 
 def acting_seat(session: Session, board: Board, seat: int, move: str | None = None) -> int:

@@ -76,7 +76,7 @@ def _latest_token(token: str) -> str:
     with reading(service().engine) as session:
         board, _seat = seat_or_404(session, token)
         successor = board.next_board_id and session.get(Board, board.next_board_id)
-        return successor.token(0 if board.token0 == token else 1) if successor else token
+        return successor.token(board.seat_of_token(token)) if successor else token
 
 
 def _listed(session, me: int) -> tuple[list[Board], list[Board], dict[int, str]]:
@@ -202,7 +202,7 @@ def summary(token: str):
 
     with reading(service().engine) as session:
         board, _seat = seat_or_404(session, token)
-        own = 0 if board.token0 == token else 1
+        own = board.seat_of_token(token)
         if board.room_id is not None:
             board = latest_board(session, board.room_id)
         view = view_of(session, board)

@@ -43,8 +43,10 @@ PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|
                         r"telegram|skype|embedly|linkedin|mastodon|vkshare", re.IGNORECASE)
 
 
-# The names of the options fixed in games started here, as the /new page shows them.
-OPTION_WORDS = {"komi": N_("Komi")}
+# The options' short names, as a room's title lists the chosen ones ("Go (size 13)")
+# and the /new page names the fixed ones.
+OPTION_WORDS = {"size": N_("size"), "komi": N_("Komi"), "margin": N_("margin"), "dragons": N_("dragons"),
+                "num_tiles": N_("tiles"), "tantrix": N_("Tantrix scoring")}
 
 
 def _games() -> list:
@@ -186,7 +188,7 @@ def room_title(board) -> str:
     """A room's game as the browser's list of games names it, with the options
     chosen, in the page's language ("Go (Board size 13)")."""
     game = get_game(board.game)
-    chosen = ", ".join(f"{rooms.option_name(spec)} {_option_value(board.options.get(spec.name))}"
+    chosen = ", ".join(f"{_(OPTION_WORDS[spec.name])} {_option_value(board.options.get(spec.name))}"
                        for spec in rooms.options_offered(board.game) if spec.name in board.options)
     return f"{game.title} ({chosen})" if chosen else game.title
 
