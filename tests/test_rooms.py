@@ -540,3 +540,11 @@ def test_a_games_summary_for_the_browsers_list_is_how_it_stands_now_in_the_pages
     german = client.get(f"{play}/summary").json
     assert (german["title"], german["status"]) == ("Go (Größe 13)", "Bo ist am Zug (Weiß).")
     assert client.get("/play/nosuchlink/summary").status_code == 404
+
+
+def test_the_status_page_says_either_player_may_act_during_gos_scoring(client, server):
+    play = start(client, size="9", name="Ada", guest_name="Bo")
+    played(client, play, "pass")
+    played(client, play, "pass")
+    listed = page(client.get("/"))
+    assert '<td data-label="Turn">either player may act</td>' in listed and ">active<" not in listed
