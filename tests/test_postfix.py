@@ -228,29 +228,45 @@ def delivered(relay: RecordingRelay, recipient: str, subject: str):
     return [m for m in relay.messages() if m["To"].addresses[0].addr_spec == recipient and m["Subject"] == subject]
 
 
+def through(postfix, condition, what: str):
+    """``wait_until`` for mail passing through Postfix and pbm: a failure shows the
+    end of Postfix's log (the pipe's exit, the relay's answers), so that a slow or
+    lost delivery can be told apart."""
+    try:
+        return wait_until(condition, what)
+    except AssertionError as failure:
+        log = postfix.dir / "maillog"
+        tail = "\n".join(log.read_text().splitlines()[-30:]) if log.exists() else "(no log)"
+        raise AssertionError(f"{failure}\nthe end of Postfix's log:\n{tail}") from None
+
+
 def test_mail_goes_through_postfix_to_pbm_ingest_and_pbm_answers_through_postfix(
         postfix, players_relay, pbm_database):
     postfix.configure_pbm(f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/none")  # no database there
     postfix.send(ALICE, "pbm@pbm.test", "signup alice alicepw")
-    wait_until(lambda: postfix.pipe_deliveries("deferred"), "Postfix to keep the mail pbm ingest could not take")
+    through(postfix, lambda: postfix.pipe_deliveries("deferred"),
+            "Postfix to keep the mail pbm ingest could not take")
     assert "temporary failure" in postfix.pipe_deliveries("deferred")[0]
     assert players_relay.accepted == [] and postfix.pipe_deliveries("sent") == []
 
     postfix.configure_pbm(pbm_database)  # the database is back: Postfix's next try gets through
     postfix.retry_now()
-    wait_until(lambda: delivered(players_relay, ALICE, "pbm signup"), "alice's welcome, after Postfix retried")
+    through(postfix, lambda: delivered(players_relay, ALICE, "pbm signup"),
+            "alice's welcome, after Postfix retried")
     postfix.send(BOB, "pbm@pbm.test", "signup bob bobpw")
-    wait_until(lambda: delivered(players_relay, BOB, "pbm signup"), "bob's welcome")
+    through(postfix, lambda: delivered(players_relay, BOB, "pbm signup"), "bob's welcome")
     postfix.send(ALICE, "pbm@pbm.test", "greatkingdom challenge alice bob")
-    board = wait_until(lambda: delivered(players_relay, ALICE, "Great Kingdom Board 101 alice"), "the new board")[0]
+    board = through(postfix, lambda: delivered(players_relay, ALICE, "Great Kingdom Board 101 alice"),
+                    "the new board")[0]
     reply_to = board["Reply-To"].addresses[0].addr_spec
     assert reply_to.startswith("pbm+101.") and reply_to.endswith("@pbm.test")
 
     postfix.send(ALICE, reply_to, "Re: Great Kingdom Board 101 alice", "D4\n")  # replying is playing
-    wait_until(lambda: delivered(players_relay, BOB, "Great Kingdom Board 101 bob"), "bob's board after alice's move")
+    through(postfix, lambda: delivered(players_relay, BOB, "Great Kingdom Board 101 bob"),
+            "bob's board after alice's move")
 
     # Each mail went to pbm ingest until it took it (Postfix logs it once pbm ingest has exited).
-    wait_until(lambda: len(postfix.pipe_deliveries("sent")) == 4, "Postfix to log the fourth delivery to pbm")
+    through(postfix, lambda: len(postfix.pipe_deliveries("sent")) == 4, "Postfix to log the fourth delivery to pbm")
     assert postfix.pipe_deliveries("bounced") == []
     assert [len(delivered(players_relay, ALICE, "pbm signup")), len(delivered(players_relay, BOB, "pbm signup"))] == [1, 1]
     for message in players_relay.messages():  # pbm's mail went out through Postfix
