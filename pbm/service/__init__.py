@@ -3,7 +3,7 @@ page, the scheduler) calls one of these few methods, each of which runs its work
 through the one unit of work (``unit.run``).
 
 Module map: ``inbound`` reads a mail into command lines; ``handlers`` is the
-table of commands; ``accounts``, ``boards`` (the only writer of the move log),
+table of commands; ``accounts`` (with ``addresses``), ``boards`` (the only writer of the move log),
 ``queries`` (read-only), ``deadlines``; ``letters`` + ``templates/`` write every
 mail; ``errors`` maps what went wrong to each door's answer.
 """
@@ -23,7 +23,7 @@ from ..db import make_engine, reading
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..command_passwords import redact
 from ..models import InboundMessage, UsedToken, utcnow
-from . import accounts, boards, computer, deadlines, inbound, passwords
+from . import addresses, boards, computer, deadlines, inbound, passwords
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -72,7 +72,7 @@ class Service:
 
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
         """Answer one parsed mail in one unit of work; a Message-ID its sender sent before is a duplicate."""
-        mail = replace(mail, sender=accounts.sender_address(mail.sender))
+        mail = replace(mail, sender=addresses.sender_address(mail.sender))
         if mail.automatic is None and self._from_the_server(mail.sender):
             mail = replace(mail, automatic="sent from the server's own address")  # answering it would loop
         request = None if mail.automatic else inbound.read(mail, self.settings)

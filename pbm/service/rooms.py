@@ -41,7 +41,8 @@ from ..games import REGISTRY, OptionError, get_game
 from ..i18n import N_, LazyText, current, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
-from .accounts import GUEST_PREFIX, normalise_address
+from .accounts import GUEST_PREFIX
+from .addresses import normalise_address
 from .requests import ANSWERS
 from .errors import PlayerError
 from .unit import Unit, run
