@@ -254,6 +254,11 @@ class BoardView:
             return gettext("Either player may act now.")
         return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat), side=side_name(self.game, seat))
 
+    def detail(self) -> str:
+        """The game's line about the shown position (``Game.status``), which says nothing
+        of what is still to be done once the game is over."""
+        return self.game.status(self.state, over=self.outcome is not None)
+
     def lazy_status_line(self) -> LazyText:
         """The status line for a sentence read later, in its reader's language: made now
         in every language, so reading it needs no database (a refusal is read after
@@ -347,7 +352,7 @@ class BoardView:
         parts.append(self.status_line())
         if pending := self.pending_line():
             parts.append(pending)
-        if detail := self.game.status(self.state):
+        if detail := self.detail():
             parts.append(game_sentence(detail))
         parts.append("")
         listed = min(recent or self.at_move, self.at_move)

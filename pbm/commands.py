@@ -191,6 +191,17 @@ def is_multiple(line: str) -> bool:
         return False
 
 
+NEVER_MOVES = ("signup", "change", "list", "move", "language", "message", "vacation", "add", "signoff", "all")
+
+
+def begins_command(line: str) -> bool:
+    """Whether ``line`` begins with a game's name or a command word (NEVER_MOVES) written
+    out, which no move of any game begins with: in a reply to a board mail, a whole
+    command (``greatkingdom move 101 bob pw D4``) rather than a move."""
+    words = line.split()
+    return bool(words) and words[0].lower() in (*game_names(), *NEVER_MOVES)
+
+
 def game_of_line(line: str | None) -> str | None:
     """The game a command line names first, if it names one (for an error mail's subject)."""
     words = (line or "").split()

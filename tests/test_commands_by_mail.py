@@ -4,7 +4,7 @@ from sqlmodel import select
 from werkzeug.security import check_password_hash
 
 from pbm.db import reading
-from pbm.models import Player
+from pbm.models import Board, Player
 
 from .conftest import body
 
@@ -247,3 +247,41 @@ def test_help_lists_every_command_of_the_interface(players, outbox):
                   "vacation <userid> <password> <days> (or off)", "add <userid> <password> <email>",
                   "signoff <userid> <password>", "all show <userid> [next | active]", 'Subject "multiple"'):
         assert usage in listed, usage
+
+
+# -- how pbmserv players and their mail programs write commands --
+
+def test_a_command_repeated_in_the_body_never_passes_the_password_on(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    command = "greatkingdom move 101 alice alicepw D4"
+    assert players.send(ALICE, command, f"{command}\nGood luck, my secret is safe\n").status == "applied"
+    to_bob = body(outbox.to(BOB)[-1])
+    assert "alicepw" not in to_bob and "> Good luck, my secret is safe" in to_bob
+    players.send(BOB, "greatkingdom history 101")
+    assert "alicepw" not in body(outbox.new()[-1])
+
+
+def test_a_whole_command_in_a_reply_to_a_board_mail_is_run_as_a_command(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    assert reply(players, outbox, ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    assert "1. alice        D4" in body(outbox.to(BOB)[-1])
+    assert reply(players, outbox, ALICE, "greatkingdom show 101").status == "applied"
+    assert outbox.new()[-1]["Subject"] == "Great Kingdom Board 101 bob"
+    # and a wrong one is answered as the command it is, not as a move
+    assert reply(players, outbox, ALICE, "greatkingdom move 101 alice wrongpw E5").status == "rejected"
+    assert "password" in text(outbox.new()[-1]).lower()
+
+
+def test_a_challenge_wrapped_by_a_flowed_mail_program_keeps_every_option(players, server, outbox):
+    raw = (b"From: alice@players.test\nTo: pbm@pbm.test\nSubject:\nMessage-ID: <flowed@players.test>\n"
+           b"Content-Type: text/plain; charset=utf-8; format=flowed\n\n"
+           b"greatkingdom challenge alice bob -size=7 --nagtime=2 \n--expiretime=3\n")
+    assert server.handle_raw(raw).status == "applied"
+    with reading(server.engine) as s:
+        board = s.exec(select(Board).where(Board.id == 101)).one()
+    assert (board.options["size"], board.nag_days, board.expire_days) == (7, 2, 3)
+
+
+def test_a_reply_behind_a_mailing_list_tag_reads_its_body(players, outbox):
+    assert players.send(ALICE, "[pbm-list] Re: Great Kingdom Board 101", "greatkingdom help\n").status == "applied"
+    assert outbox.new()[-1]["Subject"] == "Great Kingdom help"

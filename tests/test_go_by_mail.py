@@ -129,6 +129,8 @@ def test_resign_during_scoring(go_game, outbox):
     assert reply(go_game, outbox, ALICE, "resign").status == "applied"
     final = outbox.to(BOB)[-1]
     assert "Game won by bob (White): Black resigned." in flat(final)
+    # the game is over: no scoring to do, and no count nobody confirmed
+    assert "Komi 6.5." in flat(final) and "Scoring:" not in flat(final) and "Count:" not in flat(final)
     assert sgf.Sgf_game.from_bytes(next(final.iter_attachments()).get_content()).get_root().get("RE") == "W+R"
 
 

@@ -182,3 +182,41 @@ def test_reply_tag_board_numbers_stay_in_range():
     assert find_reply_tag(["pbm+" + "9" * 10 + ".abc@pbm.test"], "pbm") is None
     assert find_reply_tag(["pbm+" + "9" * 4300 + ".abc@pbm.test"], "pbm") is None
     assert find_reply_tag(["pbm+999999999.abc@pbm.test"], "pbm") == (999_999_999, "abc")
+
+
+def _flowed(text: str, delsp: bool = False) -> bytes:
+    params = "charset=utf-8; format=flowed" + ("; delsp=yes" if delsp else "")
+    return (f"From: alice@players.test\nTo: pbm@pbm.test\nSubject:\nContent-Type: text/plain; {params}\n\n"
+            + text).encode()
+
+
+def test_format_flowed_soft_breaks_are_joined_as_the_writer_typed():
+    # Thunderbird wraps at 72 columns and ends each soft break with a space
+    mail = parse_mail(_flowed("greatkingdom challenge alice bob -size=7 --nagtime=2 \n--expiretime=3\n"
+                              "a wrapped \ncomment\n From here, space-stuffed\n> quoted\n-- \nAlice\n"))
+    assert mail.body == ("greatkingdom challenge alice bob -size=7 --nagtime=2 --expiretime=3\n"
+                         "a wrapped comment\nFrom here, space-stuffed\n> quoted\n-- \nAlice\n")
+
+
+def test_format_flowed_with_delsp_drops_the_space_of_each_soft_break():
+    assert parse_mail(_flowed("greatkingdom chal \nlenge alice bob\n", delsp=True)).body == \
+        "greatkingdom challenge alice bob\n"
+
+
+def test_format_flowed_joins_only_lines_of_the_same_quote_depth():
+    assert parse_mail(_flowed("> quoted and \n>> deeper \nplain\n")).body == "> quoted and \n>> deeper \nplain\n"
+
+
+def test_text_that_is_not_flowed_keeps_its_trailing_spaces_as_line_ends():
+    raw = b"From: a@players.test\nTo: pbm@pbm.test\nSubject:\nContent-Type: text/plain\n\none \ntwo\n"
+    assert parse_mail(raw).body == "one \ntwo\n"
+
+
+@pytest.mark.parametrize("subject", ["[pbm-list] Re: Great Kingdom Board 101", "[a] [b] AW: x", "Re: x"])
+def test_a_list_tag_before_re_is_still_a_reply_subject(subject):
+    raw = f"From: a@players.test\nTo: pbm@pbm.test\nSubject: {subject}\n\nhelp\n".encode()
+    assert parse_mail(raw).is_reply_subject
+
+
+def test_a_subject_with_brackets_that_is_no_reply_is_a_command():
+    assert not parse_mail(b"From: a@players.test\nTo: pbm@pbm.test\nSubject: [x] help\n\n").is_reply_subject

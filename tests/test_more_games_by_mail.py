@@ -90,3 +90,14 @@ def test_dragons_by_mail_with_a_gap_move_and_auto_moves_to_a_win(players, outbox
     assert "Last move: tile 5 (B0), (Auto) tile 6 (F2), (Auto) tile 7 (F4)." in text
     assert all(len(line) <= 78 for line in body(final).split("\n"))
     assert "Playable cells" not in client.get("/games/101").get_data(as_text=True)
+
+
+def test_a_game_without_passing_refuses_pass_and_p_with_that_reason(players, outbox, server):
+    for game, title in (("twotigers", "Two Tigers"), ("dragons", "Dragons")):
+        assert players.send(ALICE, f"{game} challenge alice bob").status == "applied"
+        for word in ("pass", "p", "Pa"):
+            refused = reply(players, outbox, ALICE, word)
+            assert refused.status == "rejected", word
+            assert refused.error == f"{title} has no passing: every turn is a move (resign ends the game).", word
+    # and no draw was offered by "p"
+    assert not any("offers a draw" in flat(m) for m in outbox.to(BOB))

@@ -310,6 +310,24 @@ def test_a_queued_move_that_became_illegal_is_not_played(players, outbox, server
     assert all("It is alice's turn (Blue)." in text(m) for m in board_mail)
 
 
+def test_a_queued_move_goes_before_a_forced_pass_and_is_told_when_it_cannot_be_played(players, outbox, server):
+    # Blue walls off column B; after B5 Orange has no legal point left, so the server
+    # would pass for Orange: bob's queued D4 (now Blue's territory) is tried first
+    players.send(ALICE, "greatkingdom challenge alice bob -size=5")
+    for point in ("B1", "B2", "B3", "B4"):
+        move(players, ALICE, point, "greatkingdom")
+        move(players, BOB, "pass", "greatkingdom")
+    assert players.send(BOB, "greatkingdom queue 101 bob bobpw D4").status == "applied"
+    outbox.new()
+    move(players, ALICE, "B5", "greatkingdom")
+    mails = outbox.new()
+    failed = [m for m in mails if m["Subject"] == "Great Kingdom Board 101 queued move not played"]
+    assert len(failed) == 1 and failed[0]["To"].addresses[0].addr_spec == BOB
+    assert "The move you queued on board 101, D4, could not be played" in text(failed[0])
+    assert log_of(server)[-2:] == [("move", 0, "B5"), ("auto", 1, "pass")]
+    assert board_of(server).queued_move is None
+
+
 def test_queue_on_ones_own_turn_plays_at_once_and_bad_notation_is_refused(players, outbox, server):
     players.send(ALICE, "greatkingdom challenge alice bob")
     assert players.send(ALICE, "greatkingdom queue 101 alice alicepw D4").status == "applied"
@@ -353,3 +371,25 @@ def test_confirm_is_refused_when_the_board_changed_and_submit_needs_ones_turn(pl
     assert ("Board 101 has changed since you submitted D4 (it had 0 moves, now 2); nothing was played."
             in text(outbox.to(ALICE)[-1]))
     assert log_of(server) == [("move", 0, "C3"), ("move", 1, "F6")]
+
+
+# -- preview ------------------------------------------------------------------
+
+def test_a_preview_plays_the_forced_replies_a_real_move_gets(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob -size=5")
+    for point in ("B1", "B2", "B3", "B4"):
+        move(players, ALICE, point, "greatkingdom")
+        move(players, BOB, "pass", "greatkingdom")
+    # after B5 Orange has no legal point: the server passes for it, after A1 too
+    assert players.send(ALICE, "greatkingdom preview 101 B5 A1").status == "applied"
+    shown = text(outbox.new()[-1])
+    assert "the position after move 8, then B5 pass (forced) A1 pass (forced)." in shown
+    assert "It is alice's turn (Blue)." in shown
+
+
+def test_a_preview_says_why_it_stops_at_go_s_scoring(players, outbox):
+    players.send(ALICE, "go challenge alice bob")
+    refused = players.send(ALICE, "go preview 101 D4 pass pass done")
+    assert refused.status == "rejected"
+    assert refused.error == ("The preview cannot go on with done: the game is being scored there, and a preview "
+                             "plays moves only.")

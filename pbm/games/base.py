@@ -263,8 +263,10 @@ class Game(Protocol):
         and its legend lines (``GameText``), so the server shows the legend in the
         reader's language."""
 
-    def status(self, state: State) -> str:
-        """A short line about the position (score, captures, stock), or ''."""
+    def status(self, state: State, over: bool = False) -> str:
+        """A short line about the position (score, captures, stock), or ''. ``over``: the
+        game has ended although the position does not say so (a resignation, a forfeit,
+        an agreed draw), so the line says nothing of what is still to be done."""
 
     def help_text(self, language: str = "en") -> str:
         """The rules, notation and an example board, in ``language`` (``en`` or ``de``);

@@ -343,7 +343,7 @@ class Dragons(TurnBased):
         return Consequences(auto=tuple(f"{after.name_when_placed(n)}:{ORIENTATIONS[after.tiles[n - 1][2]]}"
                                        for n in after.last[1:]))
 
-    def status(self, state: DragonsState) -> str:
+    def status(self, state: DragonsState, over: bool = False) -> str:
         parts = [GameText("Tiles: %(placed)s of %(pool)s placed.", placed=len(state.tiles), pool=state.pool)]
         if state.last:
             own, *auto = state.last
@@ -353,7 +353,7 @@ class Dragons(TurnBased):
                                        for n in auto], "")
             parts.append(GameText("Last move: tile %(tile)s (%(orientation)s)%(auto)s.", tile=own,
                                   orientation=ORIENTATIONS[o], auto=automatic))
-        if not state.outcome:
+        if not state.outcome and not over:
             must = state.compulsory()
             if must:
                 fits = "; ".join(f"{name} {' '.join(orientations)}" for name, orientations in self.playable(state))

@@ -332,9 +332,9 @@ class Go(Declared):
                             white=state.captures[1])
         return GameText.join((square_diagram(size, cell, last), GameText.join(legend, "  "), captures), "\n")
 
-    def status(self, state: GoState) -> str:
+    def status(self, state: GoState, over: bool = False) -> str:
         komi = GameText("Komi %(komi)s.", komi=format(state.komi, "g"))
-        if state.phase == PLAY:
+        if state.phase == PLAY or (over and state.phase != OVER):  # a count nobody confirmed is no result
             return komi
         black, white = self.score(state)
         count = GameText("Count: Black %(black)s, White %(white)s.", black=format(black, "g"),

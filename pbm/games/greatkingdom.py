@@ -219,7 +219,7 @@ class GreatKingdom(TurnBased):
             legend.append(GameText("* destroyed"))
         return GameText.join((square_diagram(size, cell, state.last), GameText.join(legend, "  ")), "\n")
 
-    def status(self, state: GreatKingdomState) -> str:
+    def status(self, state: GreatKingdomState, over: bool = False) -> str:
         blue, orange = self.scores(state)
         return GameText("Territory: Blue %(blue)s, Orange %(orange)s (Blue needs +%(margin)s). Castles in hand: "
                         "Blue %(blue_castles)s, Orange %(orange_castles)s.", blue=blue, orange=orange, margin=state.margin,

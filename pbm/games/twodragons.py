@@ -231,7 +231,7 @@ class TwoDragons(TurnBased):
             legend.append(GameText("* where the player to move may play"))
         return GameText.join((square_diagram(size, cell, last), GameText.join(legend, "  ")), "\n")
 
-    def status(self, state: TwoDragonsState) -> str:
+    def status(self, state: TwoDragonsState, over: bool = False) -> str:
         parts = []
         for side in (0, 1):
             sizes = dragon_sizes(state.board, state.size, _colour(side))
@@ -239,7 +239,7 @@ class TwoDragons(TurnBased):
             parts.append(GameText("%(side)s dragons %(sizes)s = %(total)s", side=self.sides[side],
                                   sizes="+".join(map(str, counted)) or "0", total=sum(counted)))
         sentences = [GameText("%(first)s; %(second)s.", first=parts[0], second=parts[1])]
-        if not state.outcome:
+        if not state.outcome and not over:
             if any(state.passed):
                 sentences.append(GameText("%(passer)s has passed; %(mover)s moves alone until passing too.",
                                           passer=self.sides[state.passed.index(True)],

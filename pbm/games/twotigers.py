@@ -265,7 +265,7 @@ class TwoTigers(TurnBased):
         return GameText.join(("\n".join(out), GameText("T tiger  G goat  G5 a pile of 5 goats  (x) last move")),
                              "\n")
 
-    def status(self, state: TwoTigersState) -> str:
+    def status(self, state: TwoTigersState, over: bool = False) -> str:
         return GameText("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s).", goats=state.goats,
                         fewest=FEWEST_GOATS)
 

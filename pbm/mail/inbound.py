@@ -63,7 +63,9 @@ class InboundMail:
 
     @property
     def is_reply_subject(self) -> bool:
-        return bool(re.match(r"^\s*(re|aw|sv|antw|fwd?)\s*:", self.subject, re.I))
+        """Whether the subject is a reply's or a forward's (``Re:``, ``AW:``, ``Fwd:``),
+        also behind a mailing list's tag (``[pbm-list] Re: ...``)."""
+        return bool(re.match(r"^\s*(\[[^\]]{0,80}\]\s*)*(re|aw|sv|antw|fwd?)\s*:", self.subject, re.I))
 
 
 # -- MIME --------------------------------------------------------------------------
@@ -136,6 +138,30 @@ def _decode_part(part: Message) -> str:
         return payload.decode("utf-8", "replace")
 
 
+def _unflowed(text: str, delete_space: bool) -> str:
+    """``format=flowed`` text (RFC 3676, as Thunderbird and Apple Mail send it) as its
+    writer typed it: a line ending in a space goes on in the next line of the same quote
+    depth (a long command wrapped at 72 columns is one line again), space-stuffing is
+    removed, and with ``DelSp=yes`` the space of each soft break too. The signature
+    separator ``-- `` is a line of its own."""
+    lines: list[list[str]] = []  # each line as its pieces (joined once: linear in the text)
+    open_depth = None  # the quote depth of a line still going on, else None
+    for line in text.split("\n"):
+        content = line.lstrip(">")
+        depth = len(line) - len(content)
+        if content.startswith(" "):
+            content = content[1:]
+        soft = content.endswith(" ") and content != "-- "
+        if soft and delete_space:
+            content = content[:-1]
+        if open_depth == depth:
+            lines[-1].append(content)
+        else:
+            lines.append([">" * depth + " " * bool(depth), content])
+        open_depth = depth if soft else None
+    return "\n".join("".join(pieces) for pieces in lines)
+
+
 def _text_part(message: Message) -> Message | None:
     """The part holding the text: the first text/plain that is no attachment, else the first
     text/html. Walks iteratively; attached mails (message/rfc822) are not looked into."""
@@ -206,6 +232,8 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         if part.get_content_type() == "text/html":
             text = html_to_text(text)
         text = _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
+        if str(part.get_param("format", "")).lower() == "flowed":
+            text = _unflowed(text, str(part.get_param("delsp", "")).lower() == "yes")
     elif len(body) > MAX_MIME_BYTES:
         too_large.append(lazy_gettext("its text is not within its first %(size)s KiB", size=number(MAX_MIME_BYTES // 1024)))
     if len(text) > MAX_BODY_CHARS:

@@ -211,7 +211,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
     logged = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
                     outcome=game.outcome(state), comment=comment)
-    forced = play_forced(unit, board, game, state, players) + requests.play_queued(unit, board, game, players)
+    forced = play_on(unit, board, game, state, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
 
 
@@ -241,7 +241,8 @@ def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str
     """``text`` written out when it is one word that is no move in the game's notation
     but abbreviates one of ``word_moves(game)`` or ``also`` (``acc`` -> ``accept``, by
     the rule of ``commands.match_word``); otherwise ``text`` itself. PlayerError when
-    it could be several words, or abbreviates one that is written in full (resign)."""
+    it could be several words, abbreviates one that is written in full (resign), or
+    is (the beginning of) ``pass`` in a game without passing."""
     if len(text.split()) != 1:
         return text
     choices = (*word_moves(game), *also)
@@ -252,6 +253,9 @@ def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str
         return text
     except MoveError:
         pass
+    if not game.info.passing and "pass".startswith(text.lower()):  # "p" is no draw offer (propose) there
+        raise PlayerError(lazy_gettext("%(game)s has no passing: every turn is a move (resign ends the game).",
+                                       game=game.title), notation(game))
     try:
         return match_word(text, choices) or text
     except CommandError as error:
@@ -273,16 +277,33 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     letters.board_mails(unit, board, players, comment=logged, mover=seat)
 
 
-def play_forced(unit: Unit, board: Board, game: Game, state, players) -> list[LazyText]:
-    """While the rules leave the side to move exactly one move, play it for them
-    (logged as ``auto``); returns a sentence for each."""
+def forced_move(game: Game, state) -> tuple[int, object] | None:
+    """The seat to move and its one move, when the rules leave it exactly one (pbmserv's
+    ForcedMove: the server plays it); else None."""
+    if not game.info.forced_moves:
+        return None
+    actors = game.actors(state)
+    move = game.only_move(state) if len(actors) == 1 else None
+    return (actors[0], move) if move is not None else None
+
+
+def play_on(unit: Unit, board: Board, game: Game, state, players) -> list[LazyText]:
+    """After a move, what follows on its own, with a sentence for each: the queued move
+    of the player whose turn has come, and while the rules leave the side to move
+    exactly one move, that move (logged as ``auto``). The queued move is tried first:
+    when it has become illegal (the only move left may be a forced pass), its player
+    is told and the forced move follows."""
+    from . import requests  # requests builds on this module
+
     sentences: list[LazyText] = []
-    while game.info.forced_moves and board.status == "active" and len(sentences) < MAX_FORCED:
-        actors = game.actors(state)
-        move = game.only_move(state) if len(actors) == 1 else None
-        if move is None:
+    while board.status == "active" and len(sentences) < MAX_FORCED:
+        if (queued := requests.play_queued(unit, board, game, state, players)) is not None:
+            state, sentence = queued
+            sentences.append(sentence)
+            continue
+        if (forced := forced_move(game, state)) is None:
             break
-        seat = actors[0]
+        seat, move = forced
         state = game.apply(state, seat, move)
         text = game.format_move(move)
         append(unit, board, game, kind="auto", seat=seat, text=text, state=state, outcome=game.outcome(state))

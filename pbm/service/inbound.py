@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..command_passwords import credentials
-from ..commands import USAGE, Command, CommandError, game_of_line, is_multiple, parse_command, split_move_number
+from ..commands import (USAGE, Command, CommandError, begins_command, game_of_line, is_multiple, parse_command,
+                        split_move_number)
 from ..config import Settings
 from ..db import NeedsLock, refusal_runs_again
 from ..games import MoveError, OptionError, get_game
@@ -39,10 +40,16 @@ class Line:
 
     @classmethod
     def of_command(cls, text: str, comment: str = "") -> "Line":
+        """The line parsed; a line of the comment holding the command's password is left
+        out (a command repeated in the body would pass the password on to the opponent)."""
         try:
-            return cls(text, comment, parse_command(text))
+            command = parse_command(text)
         except CommandError as error:
             return cls(text, comment, error)
+        if command.password and command.password in comment:
+            comment = "\n".join(line for line in comment.split("\n")
+                                if command.password not in line.split()).strip()
+        return cls(text, comment, command)
 
 
 @dataclass
@@ -74,13 +81,15 @@ def read(mail: InboundMail, settings: Settings) -> Request:
         return Request(None, refusal=PlayerError(mail.too_large, lazy_gettext("the command in a short plain mail")))
     body = visible_reply(mail.body, base_url=settings.base_url, server_address=settings.server_address)
     tag = find_reply_tag(mail.recipients, settings.server_local_part)
+    subject = mail.subject.strip()
     if tag is not None:
         line, comment = split_command(body)
         if not line and not mail.is_reply_subject:
-            line = mail.subject
-        return Request(tag, [Line(line, comment)])
-    subject = mail.subject.strip()
-    if subject and not mail.is_reply_subject:
+            line = subject
+        if not begins_command(line):
+            return Request(tag, [Line(line, comment)])
+        # else a whole command, as a pbmserv player writes it to the server's address
+    elif subject and not mail.is_reply_subject:
         line, comment = subject, body
     else:
         line, comment = split_command(body)
@@ -90,8 +99,8 @@ def read(mail: InboundMail, settings: Settings) -> Request:
                          length=number(len(line)), most=number(MAX_COMMAND_LINE)),
             lazy_gettext("the command alone on its line")))
     if not is_multiple(line):
-        return Request(None, [Line.of_command(line, comment)],
-                       misshapen_tag=misshapen_reply_tag(mail.recipients, settings.server_local_part))
+        misshapen = misshapen_reply_tag(mail.recipients, settings.server_local_part) if tag is None else None
+        return Request(None, [Line.of_command(line, comment)], misshapen_tag=misshapen)
     lines = [ln.strip() for ln in comment.split("\n") if ln.strip()]
     if not lines:
         return Request(None, refusal=PlayerError(

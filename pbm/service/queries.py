@@ -12,7 +12,7 @@ from ..commands import USAGE, Command
 from ..games import MoveError, get_game
 from ..i18n import LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player
-from . import letters
+from . import boards, letters
 from .errors import PlayerError
 from .unit import Unit
 
@@ -65,21 +65,33 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
         raise _no_such_move(board, at, USAGE["preview"])
     view = BoardView.at(board, players, records, at)
     game, state = view.game, view.state
-    played = []  # each move as the rules write it (d5 -> D5)
+    played: list = []  # each move as the rules write it (d5 -> D5), and the forced replies
     for text in command.args:
-        seat = game.to_move(state) if view.outcome is None else None
-        if seat is None:
-            raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: nobody is to move there.",
+        if view.outcome is not None:
+            raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: the game is over there.",
                                            move=text), USAGE["preview"])
+        if len(game.actors(state)) != 1:  # Go's scoring: marking and agreeing are the players' own
+            raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: the game is being scored "
+                                           "there, and a preview plays moves only.", move=text), USAGE["preview"])
         try:
             move = game.parse_move(text, state)
-            state = game.apply(state, seat, move)
+            state = game.apply(state, game.to_move(state), move)
         except MoveError as error:
             raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=text,
                                            error=lazy_sentence(error)), USAGE["preview"]) from None
         played.append(game.format_move(move))
+        for _ in range(boards.MAX_FORCED):  # the replies the server would play, as after a real move
+            if game.outcome(state) is not None or (forced := boards.forced_move(game, state)) is None:
+                break
+            state = game.apply(state, *forced)
+            played.append(_forced(game.format_move(forced[1])))
         view = BoardView(board, game, players, view.records, state, game.outcome(state), at)
     letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=played)
+
+
+def _forced(move: str) -> LazyText:
+    """A move the server plays for a player, as a move list marks it."""
+    return LazyText(lambda: f"{move} {gettext('(forced)')}")
 
 
 def history(unit: Unit, command: Command, comment: str) -> None:

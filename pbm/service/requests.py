@@ -133,15 +133,13 @@ def lapse(board: Board, seat: int, players) -> tuple[LazyText, ...]:
                          name=_name(players[seat]), request=describe(board, players)),)
 
 
-def play_queued(unit: Unit, board: Board, game: Game, players) -> list[LazyText]:
-    """Play the queued move if its player's turn has come (a sentence for the board mail);
-    a move that has become illegal is dropped and its player alone is told why."""
+def play_queued(unit: Unit, board: Board, game: Game, state, players) -> tuple[object, LazyText] | None:
+    """Play the queued move if its player's turn has come in ``state``: the new state and
+    a sentence for the board mail. None when there is none to play; a move that has
+    become illegal is dropped and its player alone is told why (None too)."""
     seat, text = board.queued_seat, board.queued_move
-    if seat is None or board.status != "active":
-        return []
-    state = boards.current_state(game, board)
-    if seat not in game.actors(state):
-        return []
+    if seat is None or seat not in game.actors(state):
+        return None
     board.queued_seat = board.queued_move = None
     unit.session.add(board)
     try:
@@ -150,13 +148,12 @@ def play_queued(unit: Unit, board: Board, game: Game, players) -> list[LazyText]
     except MoveError as error:
         letters.send(unit, players[seat].email, "queued_failed", board=board, game=game, move=text,
                      reason=lazy_sentence(error), reply_to=letters.player_reply_to(unit, board, seat))
-        return []
+        return None
     played = game.format_move(move)
     boards.append(unit, board, game, kind="queued", seat=seat, text=played, state=state,
                   outcome=game.outcome(state))
-    return [lazy_gettext("%(name)s's queued move %(move)s was played (move %(number)s).", name=_name(players[seat]),
-                         move=played, number=board.move_count),
-            *boards.play_forced(unit, board, game, state, players)]
+    return state, lazy_gettext("%(name)s's queued move %(move)s was played (move %(number)s).",
+                               name=_name(players[seat]), move=played, number=board.move_count)
 
 
 def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Player]]:

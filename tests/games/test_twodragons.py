@@ -169,3 +169,10 @@ def test_the_board_is_18_by_18_unless_sized_from_9_to_19():
         with pytest.raises(ValueError, match=reason):
             TD.parse_options({"size": str(bad)})
     assert TD.to_move(TD.initial_state(TD.parse_options({}))) == 0  # White moves first
+
+
+def test_a_game_that_is_over_says_nothing_of_passing():
+    state = TD.initial_state({"size": 9})
+    state = TD.apply(state, 0, TD.parse_move("pass", state))
+    assert "has passed" in TD.status(state)
+    assert "has passed" not in TD.status(state, over=True)  # resigned meanwhile, say
