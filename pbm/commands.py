@@ -168,6 +168,10 @@ def parse_command(line: str) -> Command:
     if not words:
         raise CommandError(lazy_gettext("The message holds no command."), "help")
     first = match_word(words[0], (*game_names(), *GLOBAL_VERBS))  # one word names a game or a command
+    if first is None and (verb := _game_verb(words[0])) is not None:
+        raise CommandError(lazy_gettext("%(verb)s is a command of each game: write the game's name in front of it "
+                                        "(games are %(games)s).", verb=verb, games=", ".join(game_names())),
+                           USAGE[verb])
     if first is None:
         raise CommandError(lazy_gettext("%(word)r is neither a command nor a game; games are %(games)s.",
                                         word=words[0], games=", ".join(game_names())), "help")
@@ -180,6 +184,15 @@ def parse_command(line: str) -> Command:
         raise CommandError(lazy_gettext("%(word)r is not a %(game)s command.", word=words[1], game=first),
                            lazy_gettext("one of: %(verbs)s", verbs=", ".join(GAME_VERBS)))
     return _parse_verb(verb, first, words[2:])
+
+
+def _game_verb(word: str) -> str | None:
+    """The one command of GAME_VERBS that ``word`` names (written out or abbreviated), if any."""
+    try:
+        verb = match_word(word, GAME_VERBS)
+    except CommandError:
+        return None
+    return "standings" if verb == "ratings" else verb
 
 
 def is_multiple(line: str) -> bool:
@@ -282,19 +295,25 @@ def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
 GAMES_FILTERS = ("next", "active", "all")
 
 
-def _parse_games(game: str | None, rest: list[str]) -> Command:
-    """``games [<userid>] [next|active|all]``: next = boards where that player is to move."""
+def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Command:
+    """``games [<userid>] [next|active|all]`` (``verb`` "all": ``all show <userid>
+    [next|active]``): next = boards where that player is to move. The filter after a
+    userid may be abbreviated; a word alone is a userid unless written out."""
     words = list(rest)
     which = "all"
     if words and words[-1].lower() in GAMES_FILTERS:
         which = words.pop().lower()
+    elif len(words) == 2 and (named := match_word(words[-1], GAMES_FILTERS)):
+        words.pop()
+        which = named
+    said = "all show" if verb == "all" else "games"
     if len(words) > 1:
-        raise CommandError(lazy_gettext("games takes one userid, then perhaps a filter (next, active or all); "
-                                        "%(word)r is neither.", word=words[1]), USAGE["games"])
+        raise CommandError(lazy_gettext("%(command)s takes one userid, then perhaps a filter (next, active or all); "
+                                        "%(word)r is neither.", command=said, word=words[1]), USAGE[verb])
     userid = words[0].lower() if words else None
     if which == "next" and userid is None:
         raise CommandError(lazy_gettext("'next' lists the boards where a player is to move: name the player."),
-                           USAGE["games"])
+                           USAGE[verb])
     return Command("games", game=game, userid=userid, args=(which,))
 
 
@@ -306,6 +325,11 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         raise CommandError(lazy_gettext("Say which game to play: start the line with the game's name."),
                            USAGE["challenge"])
     users = [w for w in rest if not w.startswith("-")]
+    spaced = next(((w, v) for w, v in zip(rest, rest[1:]) if w.startswith("-") and "=" not in w
+                   and not v.startswith("-")), None)
+    if len(users) > 2 and spaced:  # "-size 7": the value is no third player
+        raise CommandError(lazy_gettext("Write an option's value after '=', with no space: %(option)s=%(value)s.",
+                                        option=spaced[0], value=spaced[1]), USAGE["challenge"])
     if len(users) != 2:
         raise CommandError(lazy_gettext("A challenge names exactly two players: the one who moves first, then "
                                         "the other."), USAGE["challenge"])
@@ -345,7 +369,7 @@ def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "all":  # all show <userid> [next|active]: the boards of every game
         if not rest or match_word(rest[0], ("show", "games")) is None:
             raise CommandError(lazy_gettext("After 'all' comes 'show' and a userid."), USAGE["all"])
-        return _parse_games(None, rest[1:])
+        return _parse_games(None, rest[1:], verb)
     if verb in ("subscribe", "unsubscribe"):
         if len(rest) == 3 and rest[2].lower() == "all":
             return Command(verb, game=game, userid=rest[0].lower(), password=rest[1])

@@ -65,12 +65,28 @@ def test_show_with_move_number_and_history(players, outbox):
     assert shown["To"].addresses[0].addr_spec == "someone@watching.test"
     assert "Position after move 1 of 2." in body(shown) and "It is bob's turn" in body(shown)
     assert shown["Reply-To"] is None  # not a player: no reply tag
+    # a player shown an earlier position is told that the footer is about the board now
+    players.send(ALICE, "greatkingdom show 101#1")
+    past = text(outbox.new()[-1])
+    assert "Position after move 1 of 2. It is bob's turn (Orange)." in past
+    assert "On the board as it is now (move 2): To move, reply to this mail" in past
     players.send(BOB, "greatkingdom show 101")
     current = outbox.new()[-1]
     assert "It is alice's turn" in body(current) and current["Reply-To"] is not None
+    assert "On the board as it is now" not in body(current)
     players.send(BOB, "greatkingdom history 101")
     history = body(outbox.new()[-1])
     assert "   1. alice        D4\n        | opening with a castle\n   2. bob          pass" in history
+
+
+def test_a_long_comment_in_a_history_stays_marked_on_every_line(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    long = "This is a rather long comment line that a player typed without any line breaks at all, as Gmail does."
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4", long)
+    players.send(BOB, "greatkingdom history 101")
+    history = body(outbox.new()[-1])
+    assert ("        | This is a rather long comment line that a player typed without any\n"
+            "        | line breaks at all, as Gmail does.") in history
 
 
 def test_games_and_list(players, outbox):
@@ -83,6 +99,10 @@ def test_games_and_list(players, outbox):
     assert "  102  greatkingdom" in listing
     players.send(BOB, "greatkingdom list")
     assert "Great Kingdom boards:" in body(outbox.new()[-1])
+    # after a userid the filter may be abbreviated, as every other word
+    assert players.send(BOB, "all sh alice n").status == "applied"
+    assert players.send(BOB, "greatkingdom games bob ne").status == "applied"
+    assert "No boards." in body(outbox.new()[-1])  # alice is to move on both
 
 
 def test_change_password_and_address(players, outbox):
@@ -106,6 +126,15 @@ def test_multiple_commands_in_one_mail(players, outbox):
     assert result.status == "applied"
     subjects = sorted(m["Subject"] for m in outbox.new()[-5:])  # mails of one second come in any order
     assert subjects == ["Great Kingdom Board 101 alice"] * 2 + ["Great Kingdom Board 101 bob"] * 3
+
+
+def test_a_chat_in_a_multiple_mail_is_refused_for_what_it_is(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    result = players.send(ALICE, "multiple", "greatkingdom chat 101 alice alicepw\ngreatkingdom show 101\n")
+    assert result.status == "rejected"
+    assert ("chat takes its text from the body of the mail, so it cannot be a line of a 'multiple' mail; send it "
+            "in a mail of its own.") in result.error
+    assert any(m["Subject"] == "Great Kingdom Board 101 alice" for m in outbox.to(ALICE)[-2:])  # the show ran
 
 
 def test_command_in_the_body_of_a_reply_subject(players, outbox):

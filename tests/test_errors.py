@@ -103,6 +103,12 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
      "101) is not read as one, and the body is empty; write the command on the body's first line.", "pbm error"),
     (BOB, "change password bob wrong newpw", "The password for bob is wrong.", "pbm error"),
     (BOB, "multiple", "A 'multiple' mail needs one command per line in its body.", "pbm error"),
+    (BOB, "all show alice bogus", "all show takes one userid, then perhaps a filter (next, active or all); "
+     "'bogus' is neither.", "pbm error"),
+    (BOB, "accept bob bobpw", "accept is a command of each game: write the game's name in front of it (games "
+     "are dragons, go, greatkingdom, twodragons, twotigers).", "pbm error"),
+    (BOB, "greatkingdom challenge bob alice -size 7", "Write an option's value after '=', with no space: "
+     "-size=7.", "Great Kingdom error"),
 ])
 def test_command_errors(server, outbox, game, sender, subject, reason, mail_subject):
     expect_error(server, outbox, game, sender, subject, reason, mail_subject=mail_subject)
@@ -116,7 +122,7 @@ def test_finished_game_takes_no_more_moves(server, outbox, game):
     assert game.send(BOB, "greatkingdom resign 101 bob bobpw").status == "applied"
     outbox.new()
     expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw E4",
-                 "Board 101 is finished, so no more moves can be made: Game won by alice (Blue): Orange resigned.")
+                 "Board 101 is finished, so no more moves can be made. Game won by alice (Blue): Orange resigned.")
     assert game.send(ALICE, "greatkingdom move 101 alice alicepw newround").status == "applied"
     assert game.send(BOB, "greatkingdom move 101 bob bobpw newround").status == "applied"
     outbox.new()
@@ -195,3 +201,22 @@ def test_go_quotes_a_point_as_written(server, outbox, game):
     outbox.new()
     expect_error(server, outbox, game, ALICE, "go move 102 alice alicepw mark Q", "'Q' is not a point",
                  mail_subject="Go Board 102 Error")
+
+
+@pytest.mark.parametrize("sender, subject, send_instead", [
+    (ALICE, "greatkingdom move 101 alice alicepw E4",
+     "Send instead: <game> queue <board> <userid> <password> <move> (a move played the moment your turn comes)"),
+    (BOB, "greatkingdom move 101 bob bobpw E4#5", 'Send instead: "greatkingdom show 101" for the board as it is now'),
+    (CAROL, "greatkingdom challenge carol bob -size=99",
+     'Send instead: greatkingdom challenge <user1> <user2> with the options that "greatkingdom help" lists'),
+])
+def test_an_error_mail_says_what_to_send_instead(server, outbox, game, sender, subject, send_instead):
+    error = expect_error(server, outbox, game, sender, subject, "")
+    assert send_instead in " ".join(body(error).split())
+
+
+def test_a_move_on_a_finished_board_is_pointed_to_a_new_round(server, outbox, game):
+    assert game.send(BOB, "greatkingdom resign 101 bob bobpw").status == "applied"
+    outbox.new()
+    error = expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw E4", "is finished")
+    assert 'Send instead: "newround" (both players send it) for a new round' in " ".join(body(error).split())

@@ -270,7 +270,8 @@ leaves your own group without an empty neighbour is illegal.
 
 End: after two passes in a row the territories are counted. Blue wins with
 at least 3 more points than Orange (option -margin=N); otherwise Orange
-wins. There are no draws. Resigning loses at once.
+wins: the count is never a draw (the players may still agree to one, by
+"propose" and "accept"). Resigning loses at once.
 
 Notation: a point, column letter then row number (D4; the letters skip I),
 or "pass". Example, by mail:
@@ -308,7 +309,9 @@ verboten.
 
 Ende: nach zweimal Passen hintereinander werden die Gebiete gezählt. Blau
 gewinnt mit mindestens 3 Punkten mehr als Orange (Option -margin=N), sonst
-gewinnt Orange. Unentschieden gibt es nicht. Wer aufgibt, verliert sofort.
+gewinnt Orange: die Zählung endet nie unentschieden (ein Remis können die
+Spieler aber vereinbaren, mit "propose" und "accept"). Wer aufgibt,
+verliert sofort.
 
 Notation: ein Punkt, Spaltenbuchstabe und Zeilennummer (D4; die Buchstaben
 überspringen I), oder "pass". Beispiel per Mail:

@@ -70,8 +70,9 @@ def wrap(text: str, width: int = MAX_LINE) -> str:
         if len(line) <= width:
             out.append(line)
         else:
-            indent = line[: len(line) - len(line.lstrip())]
-            prefix = indent + ("> " if line.lstrip().startswith(">") else "")
+            stripped = line.lstrip()
+            # a quote (">") or a history's comment ("|") goes on marked as it began
+            prefix = line[:len(line) - len(stripped)] + (stripped[0] + " " if stripped[:1] in (">", "|") else "")
             out.extend(textwrap.wrap(line, width, subsequent_indent=prefix,
                                      break_long_words=True, break_on_hyphens=False) or [""])
     return "\n".join(out)

@@ -20,12 +20,12 @@ from sqlmodel import Session, select
 
 from ..boardview import (LOG_INSERT, BoardView, board_state, lazy_sentence, load_players, load_records,
                          player_name, remember_state)
-from ..commands import USAGE, CommandError, match_word
+from ..commands import USAGE, CommandError, Usage, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
 from ..games import Game, MoveError, Outcome, get_game
-from ..i18n import LazyText, lazy_gettext
+from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from . import letters, ratings
 from .errors import PlayerError
@@ -114,13 +114,17 @@ def by_token(session: Session, token: str, *, lock: bool = True,
 def finished(board: Board, players) -> PlayerError:
     """The refusal of a move or request on a finished board: how it ended, and its
     new round when there is one."""
-    status = BoardView.current(board, players, []).lazy_status_line()
+    view = BoardView.current(board, players, [])
+    status = view.lazy_status_line()
     if board.next_board_id is not None:
-        return PlayerError(lazy_gettext("Board %(board)s is finished, so no more moves can be made: %(status)s Its "
+        return PlayerError(lazy_gettext("Board %(board)s is finished, so no more moves can be made. %(status)s Its "
                                         "new round is board %(next)s.", board=board.id, status=status,
-                                        next=board.next_board_id))
-    return PlayerError(lazy_gettext("Board %(board)s is finished, so no more moves can be made: %(status)s",
-                                    board=board.id, status=status))
+                                        next=board.next_board_id),
+                           lazy_gettext("your moves on board %(next)s", next=board.next_board_id))
+    again = lazy_gettext('"newround" (both players send it) for a new round with the same sides and options') \
+        if view.new_round_open else USAGE["challenge"]
+    return PlayerError(lazy_gettext("Board %(board)s is finished, so no more moves can be made. %(status)s",
+                                    board=board.id, status=status), again)
 
 
 def bounded(comment: str) -> str:
@@ -184,7 +188,9 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if number is not None and number != expected:
         raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
                                        "#%(expected)s; the board changed since you looked.",
-                                       number=number, board=board.id, expected=expected))
+                                       number=number, board=board.id, expected=expected),
+                          lazy_gettext('"%(game)s show %(board)s" for the board as it is now', game=board.game,
+                                       board=board.id))
     if text.lower() in requests.WORDS:
         requests.answer(unit, board, game, seat, text.lower(), players, comment)
         return
@@ -200,7 +206,8 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         turn = game.to_move(state)
         raise PlayerError(lazy_gettext("It is not your turn on board %(board)s: it is %(name)s's turn (%(side)s).",
                                        board=board.id, name=player_name(players[turn]),
-                                       side=lazy_gettext(game.sides[turn])))
+                                       side=lazy_gettext(game.sides[turn])),
+                          Usage(USAGE["queue"].forms[0], note=N_("a move played the moment your turn comes")))
     if (refusal := overlong(text)) is not None:
         raise PlayerError(refusal, notation(game))
     try:

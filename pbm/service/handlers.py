@@ -14,7 +14,8 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from ..commands import USAGE, Command
-from ..games import REGISTRY, get_game
+from ..boardview import lazy_sentence
+from ..games import REGISTRY, OptionError, get_game
 from ..i18n import LazyText, lazy_gettext, ngettext
 from ..models import Board, ChallengePolicy, Player
 from . import accounts, boards, computer, letters, queries, ratings, requests, social
@@ -57,7 +58,11 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     _check_board_limits(unit, challenger, seats)
     if any(p.userid == computer.USERID for p in seats):
         computer.check_can_play(game, unit.settings)
-    options = game.parse_options(command.options)
+    try:
+        options = game.parse_options(command.options)
+    except OptionError as error:
+        raise PlayerError(lazy_sentence(error), lazy_gettext('%(game)s challenge <user1> <user2> with the options '
+                                                             'that "%(game)s help" lists', game=game.name)) from None
     expire = command.timing.get("expiretime", unit.settings.expire_days)
     nag = command.timing.get("nagtime", unit.settings.nag_days)
     if "nagtime" not in command.timing and nag >= expire:

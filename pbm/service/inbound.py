@@ -26,6 +26,7 @@ from .unit import Unit
 
 MAX_COMMANDS = 50  # lines one 'multiple' mail may hold
 REPLY_COMMANDS = ("help", "show", "history", "games")  # words a reply may send instead of a move
+BODY_VERBS = ("chat", "message")  # the body of the mail is their text
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,18 @@ def read(mail: InboundMail, settings: Settings) -> Request:
             lazy_gettext("A 'multiple' mail may hold at most %(most)s commands, and this one holds %(count)s; "
                          "nothing was done.", most=MAX_COMMANDS, count=len(lines)),
             lazy_gettext("the commands in several mails")))
-    return Request(None, [Line.of_command(one) for one in lines])
+    return Request(None, [_in_multiple(Line.of_command(one)) for one in lines])
+
+
+def _in_multiple(line: Line) -> Line:
+    """A line of a 'multiple' mail; a chat or message, whose text is the body of its
+    mail, is refused there (the body is the list of commands)."""
+    if isinstance(line.command, Command) and line.command.verb in BODY_VERBS:
+        verb = line.command.verb
+        return Line(line.text, "", CommandError(lazy_gettext(
+            "%(verb)s takes its text from the body of the mail, so it cannot be a line of a 'multiple' mail; send "
+            "it in a mail of its own.", verb=verb), USAGE[verb]))
+    return line
 
 
 def answer(unit: Unit, request: Request) -> None:

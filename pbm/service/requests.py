@@ -88,7 +88,8 @@ def _ask(unit: Unit, board: Board, game: Game, seat: int, kind: str, players, co
     if board.request_kind is not None:
         raise PlayerError(lazy_gettext("Board %(board)s already has an open request (%(request)s); only one may "
                                        "be open at a time, until it is answered or a move is made.",
-                                       board=board.id, request=describe(board, players)))
+                                       board=board.id, request=describe(board, players)),
+                          lazy_gettext("a move, or wait for the answer"))
     first = None
     if kind == "undo":
         own = [number for number, entry in in_force(log_entries(load_records(unit.session, board)))
