@@ -4,6 +4,7 @@ of work as a person; a failing engine leaves the game waiting, never half-applie
 
 import random
 import stat
+import time
 
 import pytest
 from sqlmodel import select
@@ -94,3 +95,19 @@ def test_without_gnu_go_the_computer_declines_go_with_a_sentence(overrides, outb
     refused = mailer.send(ALICE, "go challenge alice computer")
     assert refused.status == "rejected" and "GNU Go is not installed on this server" in refused.error
     app.extensions["pbm"].engine.dispose()
+
+
+def test_a_process_that_looked_for_the_computer_in_vain_sees_one_made_since_by_another(fast, outbox):
+    # another worker made the computer (its player id is newer than every player this
+    # process saw when it looked in vain, a moment ago): the move is still answered
+    server, mailer = fast
+    assert mailer.send(ALICE, "greatkingdom challenge alice computer -size=5").status == "applied"
+    url = str(server.engine.url)
+    made = computer._computer_ids.pop(url)
+    computer._looked_up[url] = (time.monotonic(), made - 1)
+    try:
+        assert mailer.send(ALICE, "greatkingdom move 101 alice alicepw B2").status == "applied"
+        assert computer.wait_idle(60)
+        assert board(server).move_count == 2  # the computer answered at once, not at the next sweep
+    finally:
+        computer._looked_up.pop(url, None)

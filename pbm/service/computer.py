@@ -16,6 +16,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from sqlalchemy.engine import Engine
+from sqlalchemy import func
 from sqlmodel import select
 
 from ..config import Settings
@@ -38,8 +39,9 @@ _pending: dict[int, Future] = {}  # board id -> its thinking job
 _pending_lock = threading.Lock()
 _again: set[int] = set()  # boards changed while their job was running
 _computer_ids: dict[str, int] = {}  # database URL -> the computer's player id
-_looked_up: dict[str, float] = {}  # database URL -> when it was last looked for in vain
-LOOK_AGAIN = 30.0  # seconds between lookups while there is no computer player
+_looked_up: dict[str, tuple[float, int]] = {}  # database URL -> when it was looked for in vain, and the
+# largest player id then: a seat with a larger id may be a computer made since, by another process
+LOOK_AGAIN = 30.0  # seconds a lookup in vain stands for the players it saw
 
 
 def player(unit: Unit) -> Player:
@@ -123,16 +125,22 @@ def _tell_failure(unit: Unit, board_id: int, number: int, reason: str) -> None:
                      game=get_game(board.game))
 
 
-def _computer_id(engine: Engine) -> int | None:
-    """The computer's player id in this database (remembered once it exists)."""
+def _computer_id(engine: Engine, seated: set[int]) -> int | None:
+    """The computer's player id in this database (remembered once it exists), or None.
+    A lookup in vain is asked again when one of the ``seated`` player ids is newer than
+    every player it saw (another process may have made the computer since), and
+    after LOOK_AGAIN seconds in any case."""
     url = str(engine.url)
-    if url in _computer_ids or time.monotonic() - _looked_up.get(url, -LOOK_AGAIN) < LOOK_AGAIN:
-        return _computer_ids.get(url)
+    if url in _computer_ids:
+        return _computer_ids[url]
+    when, largest = _looked_up.get(url, (-LOOK_AGAIN, -1))
+    if time.monotonic() - when < LOOK_AGAIN and max(seated, default=-1) <= largest:
+        return None
     with reading(engine) as session:
         known = session.exec(select(Player.id).where(Player.userid == USERID)).first()
-    if known is None:
-        _looked_up[url] = time.monotonic()
-    else:
+        if known is None:
+            _looked_up[url] = (time.monotonic(), session.exec(select(func.max(Player.id))).one() or 0)
+    if known is not None:
         _computer_ids[url] = known
     return known
 
@@ -141,7 +149,7 @@ def schedule(engine: Engine, unit: Unit) -> None:
     """After a commit: think about every changed board the computer plays on."""
     if not any(unit.seated.values()):
         return
-    computer = _computer_id(engine)
+    computer = _computer_id(engine, {player for seats in unit.seated.values() for player in seats})
     for board_id, seats in unit.seated.items():
         if computer not in seats:
             continue
