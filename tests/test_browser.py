@@ -13,6 +13,7 @@ from .browser import ALICE, HAVE_CHROMIUM, Site, console_errors, make_mail, star
 from .browser.driving import (by_css, click, explanation, focus_board, keys, open_page, shown_move, status,
                               waiter, wait_for_move)
 from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
+from .conftest import wait_until
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
                                 "(Debian packages chromium, chromium-driver; .ci/run installs them)")
@@ -276,10 +277,25 @@ def test_a_page_reconnects_after_the_server_was_away_and_catches_up(tmp_path, se
         stop_server(process)
         site.play(board, "E5")
         process, _ = start_server(tmp_path, port=urlsplit(base).port)
-        wait_for_move(second, 1, timeout=20)  # the page retries with a growing pause, at most 15 s
+        wait_for_move(second, 1, timeout=20)  # the page retries with a growing pause, at most 2 s
         assert second.find_elements("css selector", "[data-move-form]")
         # While the server was away the browser logged the broken and refused stream.
         assert all("/events?" in error for error in console_errors(second))
+        # Away long enough for six tries (the pause has grown as far as it goes), the
+        # server comes back; a move made then shows as soon as any other (it waited up
+        # to 15 s for the page's next try).
+        stop_server(process)
+        refused: list[str] = []
+
+        def tried_six_times() -> bool:
+            refused.extend(console_errors(second))
+            return len(refused) >= 6
+
+        wait_until(tried_six_times, "six tries to reconnect")
+        process, _ = start_server(tmp_path, port=urlsplit(base).port)
+        site.play(board, "C3")
+        wait_for_move(second, 2, timeout=5)
+        assert all("/events?" in error for error in refused + console_errors(second))
     finally:
         second.get("about:blank")  # leave the page before its server stops for good
         service.engine.dispose()

@@ -397,10 +397,13 @@
       var notice = one("[data-takeover]");
       if (notice) { notice.hidden = false; }
     });
+    /* A lost connection is tried again soon, at most 2 s apart (a little less at
+       random, so that the pages of a restarted server do not all come at once): a
+       move made after the server is back shows within about 2 s, as any other. */
     stream.onerror = function () {
       stream.close();
-      retryTimer = window.setTimeout(connect, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 15000);
+      retryTimer = window.setTimeout(connect, retryDelay * (0.75 + Math.random() / 4));
+      retryDelay = Math.min(retryDelay * 2, 2000);
     };
   }
   function reconnect() { stream.close(); connect(); }
