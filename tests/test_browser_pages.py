@@ -29,9 +29,11 @@ def test_history_buttons_keys_and_slider(site, desktop):
     assert shown_move(desktop) == 3
     click(desktop, '[data-history-step="first"]')
     wait_for_move(desktop, 0)
-    keys(desktop, Keys.ARROW_RIGHT)
-    wait_for_move(desktop, 1)
+    keys(desktop, Keys.ARROW_RIGHT, Keys.END)  # the page's own keys (scrolling): no history step
     focus_board(desktop)
+    keys(desktop, Keys.ARROW_RIGHT)  # the board's keys page through the history
+    wait_for_move(desktop, 1)
+    assert desktop.current_url.endswith("?move=1")
     keys(desktop, Keys.END)
     wait_for_move(desktop, 3)
     slider = by_css(desktop, "[data-history-slider]")

@@ -201,7 +201,16 @@
     var link = names[event.key] && one('[data-history-step="' + names[event.key] + '"]', live);
     if (!link) { return; }
     event.preventDefault();
+    try { window.sessionStorage.setItem("pbm.boardFocus", "1"); } catch (e) { /* private mode */ }
     window.location.href = link.href;
+  }
+  // The page a board key stepped to gives the board the focus back, so the keys go on.
+  function steppedHere() {
+    try {
+      var stepped = window.sessionStorage.getItem("pbm.boardFocus") === "1";
+      window.sessionStorage.removeItem("pbm.boardFocus");
+      return stepped;
+    } catch (e) { return false; }
   }
   function showMove(slider) {
     var at = Number(slider.value), last = Number(slider.max);
@@ -262,9 +271,6 @@
   live.addEventListener("change", function (event) {
     if (event.target.matches("[data-history-slider]")) { showMove(event.target); }
   });
-  document.addEventListener("keydown", function (event) {
-    if (event.target === document.body) { historyKey(event); }
-  });
 
   /* ---- after the page or a new part of it arrives ------------------------------ */
   function setup() {
@@ -284,8 +290,10 @@
     if (cell && targets) { selected = hookName(cell); }
     if (targets) { paint(); }
     // The board takes the keyboard focus when it is this seat's to play (on opening,
-    // and when the opponent's move arrives), unless the person is busy elsewhere.
-    if (targets && frame && (!document.activeElement || document.activeElement === document.body)) {
+    // and when the opponent's move arrives) or a board key stepped through the history
+    // to this page, unless the person is busy elsewhere.
+    var stepped = steppedHere();
+    if ((targets || stepped) && frame && (!document.activeElement || document.activeElement === document.body)) {
       frame.focus({ preventScroll: true });
     }
   }
