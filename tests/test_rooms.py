@@ -249,8 +249,8 @@ def test_a_friend_joins_rejoins_and_a_third_browser_finds_the_room_full(app, cli
     assert third.status_code == 409 and "The room is full" in page(third) and "data-room-full" in page(third)
     assert client.get(invite).headers["Location"] == f"/play/{board.token0}"  # the host's cookie too
     host_page = page(client.get(play))
-    assert "Your friend has joined." in host_page
-    assert "Invite your friend:" not in host_page and "your friend has taken the other seat with it" in host_page
+    assert "Your friend has joined. Opening the invitation again in this browser brings you back" in host_page
+    assert "Nobody has opened" not in host_page and "the first browser that opens it takes" not in host_page
     assert re.search(r"Go board \d+</a>\s+against Guest:", host_page)  # "Your boards" names the seat too
     assert "data-invite" not in guest.get(f"/play/{board.token1}").get_data(as_text=True)
     played(client, play, "D4")
@@ -312,6 +312,21 @@ def test_a_room_nobody_joined_closes_at_expiry_and_its_seats_get_no_mail(app, cl
     closed = app.test_client().get(invite)
     assert closed.status_code == 410 and "This room has closed" in page(closed)
     assert outbox.all() == []
+
+
+def test_the_host_of_a_room_that_closed_before_anyone_joined_is_sent_to_a_new_game(app, client, server):
+    play = start(client, mode="friend")
+    invite = invite_of(client, play)
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', client.get(play).get_data(as_text=True)).group(1)
+    played(client, play, "resign")
+    host_page = " ".join(page(client.get(play)).split())
+    assert ('This room has closed: the game ended before anyone took the invitation. <a href="/new">Start a new '
+            'game</a>.') in host_page
+    assert "data-invite" not in host_page and 'data-action="newround"' not in host_page
+    refused = client.post(play, data={"csrf": csrf, "move": "newround", "number": "2"})  # an old form: told
+    assert refused.status_code == 422  # as any move the rules refuse
+    assert "Nobody took the invitation of board 101 before its game ended, so it gets no new round" in page(refused)
+    assert app.test_client().get(invite).status_code == 410
 
 
 def test_unknown_and_malformed_invitations_are_404(client):

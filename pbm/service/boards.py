@@ -344,6 +344,12 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
         raise PlayerError(lazy_gettext("Board %(board)s was cancelled before its game began, so it has no new "
                                        "round; challenge again for a new game.", board=board.id),
                           USAGE["challenge"])
+    from .rooms import never_joined, room_of  # rooms builds on this module
+
+    if board.room_id is not None and never_joined(room_of(unit.session, board), board):
+        raise PlayerError(lazy_gettext("Nobody took the invitation of board %(board)s before its game ended, so it "
+                                       "gets no new round; start a new game.", board=board.id),
+                          lazy_gettext("a new game from the page /new"))
     gone = [player.userid for player in players if player.closed_at is not None]
     if gone:
         raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "

@@ -275,7 +275,7 @@ def join(engine: Engine, settings: Settings, invite: str, key: str | None, *, cl
                 return Joined("seat", board.token(seat), title=title)
         if room.guest_key is not None:
             return Joined("full", title=title)
-        if board.status != "active":
+        if never_joined(room, board):
             return Joined("closed", title=title)
         if not claim:
             return Joined("open", title=title)
@@ -288,6 +288,12 @@ def join(engine: Engine, settings: Settings, invite: str, key: str | None, *, cl
         return Joined("seat", board.token1, key=fresh, title=title)
 
     return run(engine, settings, work, now=now)
+
+
+def never_joined(room: Room, board: Board) -> bool:
+    """Whether ``board`` of ``room`` is a friend room's that ended before anyone took
+    its invitation (which is closed then: ``join``); it gets no new round."""
+    return room.mode == FRIEND and room.guest_key is None and board.status != "active"
 
 
 def room_of(session: Session, board: Board) -> Room | None:

@@ -179,6 +179,7 @@ def room_panel(board, seat: int | None) -> dict | None:
         "invite_url": rooms.invite_url(service().settings, room.invite) if room.mode == rooms.FRIEND and seat == 0
         else None,
         "joined": room.guest_key is not None,
+        "closed": rooms.never_joined(room, board),
         "title": room_title(board),
         "expire_days": int(rooms.EXPIRE_DAYS),
     }
