@@ -273,6 +273,9 @@ def test_link_previews_and_head_requests_do_not_take_the_seat(app, client, serve
     invite = invite_of(client, start(client, mode="friend"))
     preview = app.test_client().get(invite, headers={"User-Agent": "Slackbot-LinkExpanding 1.0"})
     assert preview.status_code == 200 and "take the second seat" in page(preview)
+    for agent in ("Mozilla/5.0 (compatible; Google-PageRenderer Google (+https://developers.google.com/+/web/snippet/))",
+                  "Viber/13.3.0.2 CFNetwork/1333.0.4 Darwin/21.5.0"):  # Google Chat's and Viber's previews
+        assert app.test_client().get(invite, headers={"User-Agent": agent}).status_code == 200, agent
     assert preview.headers["X-Robots-Tag"] == "noindex" and preview.headers["Cache-Control"] == "private, no-store"
     assert app.test_client().head(invite).status_code == 200
     assert app.test_client().get(invite).status_code == 303  # the first real browser takes it
@@ -563,3 +566,13 @@ def test_the_status_page_says_either_player_may_act_during_gos_scoring(client, s
     played(client, play, "pass")
     listed = page(client.get("/"))
     assert '<td data-label="Turn">either player may act</td>' in listed and ">active<" not in listed
+
+
+def test_a_browser_game_cannot_be_declined(client, server):
+    play = start(client)
+    played(client, play, "D4")
+    refused = move(client, play, "decline")
+    assert refused.status_code == 422
+    assert "A game started in the browser cannot be declined; resign ends it, and a new round can follow." in \
+        page(refused)
+    assert board_of(server, play).status == "active"

@@ -271,6 +271,9 @@ def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
     """The challenged player refuses the board before making a move: cancelled, unrated."""
+    if board.room_id is not None:
+        raise PlayerError(lazy_gettext("A game started in the browser cannot be declined; resign ends it, and a new "
+                                       "round can follow."), lazy_gettext("a move, or resign"))
     if board.challenger_seat == seat:
         raise PlayerError(lazy_gettext("You challenged on board %(board)s yourself, so it is not yours to decline; "
                                        "resign ends it.", board=board.id))

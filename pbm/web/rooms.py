@@ -40,7 +40,8 @@ FIELDS = ("game", "mode", "side", "name", "guest_name", "email", "form_key")  # 
 FORM_KEY_SECONDS = 24 * 3600  # a new game form older than this is opened again
 # User agents that fetch a shared link to show a preview card: they must not take the seat.
 PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
-                        r"telegram|skype|embedly|linkedin|mastodon|vkshare", re.IGNORECASE)
+                        r"telegram|skype|embedly|linkedin|mastodon|vkshare|pagerenderer|viber|iframely|"
+                        r"microsoft office|google-safety", re.IGNORECASE)
 
 
 # The options' short names, as a room's title lists the chosen ones ("Go (size 13)")
