@@ -66,6 +66,8 @@ def test_the_board_takes_the_keyboard_focus_when_it_is_yours_to_play(site, deskt
     wait_for_move(desktop, 1)
     wait_for_move(second, 1)  # alice's move arrives on bob's open page, and with it bob's turn
     waiter(second).until(board_has_focus, "bob's board to take the focus when his turn came")
+    announced = second.execute_script("return document.querySelector('body > p[aria-live=polite]').textContent")
+    assert "last move E6" in announced and announced.endswith("It is bob's turn (White).")  # for a screen reader
     keys(second, Keys.HOME, Keys.ENTER, Keys.ENTER)
     wait_for_move(second, 2)
     assert site.moves(board) == ["E6", "E5"]

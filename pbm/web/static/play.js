@@ -347,6 +347,7 @@
   }
 
   var refreshes = 0;  // a later refresh wins over an earlier one answered late
+  function textOf(selector) { var found = one(selector, live); return found ? found.textContent : ""; }
   function refresh(version) {
     if (busy) { return; }
     var mine = ++refreshes;
@@ -355,11 +356,17 @@
       .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.text(); })
       .then(function (html) {
         if (mine !== refreshes || busy) { return; }
-        var kept = keep();
+        var kept = keep(), said = textOf("[data-status]");
         live.innerHTML = html;
         live.setAttribute("data-board-version", String(version));
         setup();
         restore(kept);
+        // A screen reader hears what changed: the picture's description (its last
+        // move) and the new status line ("It is your turn"), as a sighted player sees it.
+        if (textOf("[data-status]") !== said) {
+          var picture = one("svg.board", live);
+          announcer.textContent = (picture ? picture.getAttribute("aria-label") + ". " : "") + textOf("[data-status]");
+        }
       })
       .catch(function () { if (mine === refreshes) { window.setTimeout(function () { refresh(version); }, 1000); } });
   }
