@@ -12,7 +12,8 @@ from pbm.games import REGISTRY
 
 from .browser import (DESKTOP, HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width, new_browser,
                       screenshot)
-from .browser.driving import by_css, click, focus_board, follow, keys, open_page, shown_move, status, wait_for_move
+from .browser.driving import (by_css, click, focus_board, follow, keys, open_page, shown_move, status, wait_for_move,
+                              waiter)
 from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
@@ -114,9 +115,13 @@ def test_phone_pages_fit_and_nineteen_by_nineteen_plays_by_tap(site, phone):
     phone.execute_script("document.querySelector('[data-point=\"K10\"]').scrollIntoView({block: 'center'})")
     click(phone, '[data-point="K10"]')  # the confirm step stays on a phone
     assert shown_move(phone) == 4
+    scrolled = phone.execute_script("return window.scrollY")
+    assert scrolled > 0  # the board is below the page's top on a phone
     click(phone, '[data-point="K10"]')
     wait_for_move(phone, 5)
     assert site.moves(go19)[-1] == "K10"
+    waiter(phone).until(lambda d: d.execute_script("return window.scrollY") == scrolled,
+                        "the page to come back where the player was")
 
 
 def test_pages_pass_axe_and_screenshots_at_desktop_width(site, desktop):

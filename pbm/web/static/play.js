@@ -74,8 +74,10 @@
       move = chainIsMove() ? chain.join("-") : null;
       text = sentence(move ? "chain_move" : "chain_on", { chain: chain.join("-") });
     }
+    var appearing = bar.hidden && text;
     bar.hidden = !text;
     one("[data-selection-text]", bar).textContent = text;
+    if (appearing) { bar.scrollIntoView({ block: "nearest" }); }  // "Play D4" may sit below the screen's edge
     var play = one('[data-action="play"]', bar);
     play.hidden = !move;
     play.textContent = move ? sentence("play_move", { move: move }) : sentence("play");
@@ -261,7 +263,22 @@
     if (busy) { event.preventDefault(); return; }  // a second click on Send
     busy = true;
     live.setAttribute("aria-busy", "true");
+    keepScroll();
   });
+  // The page a move comes back to is scrolled as it was (on a phone the board is
+  // below the room's explanation: the player would scroll down again for every move).
+  function keepScroll() {
+    try {
+      window.sessionStorage.setItem("pbm.scroll", JSON.stringify({ path: window.location.pathname, y: window.scrollY }));
+    } catch (e) { /* private mode */ }
+  }
+  function restoreScroll() {
+    try {
+      var kept = JSON.parse(window.sessionStorage.getItem("pbm.scroll") || "null");
+      window.sessionStorage.removeItem("pbm.scroll");
+      if (kept && kept.path === window.location.pathname) { window.scrollTo(0, kept.y); }
+    } catch (e) { /* private mode, or not ours */ }
+  }
   live.addEventListener("input", function (event) {
     if (event.target.matches("[data-history-slider]")) {
       one("[data-history-output]", live).textContent = sentence("move_of", { at: event.target.value,
@@ -441,5 +458,6 @@
   window.addEventListener("pageshow", function (event) { if (event.persisted && !replaced) { connect(); } });
 
   setup();
+  restoreScroll();
   connect();
 }());
