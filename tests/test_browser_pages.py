@@ -38,7 +38,14 @@ def test_history_buttons_keys_and_slider(site, desktop):
     keys(desktop, Keys.END)
     wait_for_move(desktop, 3)
     slider = by_css(desktop, "[data-history-slider]")
-    slider.send_keys(Keys.ARROW_LEFT)
+    slider.send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)  # keys move the slider; Enter shows its move
+    assert by_css(desktop, "[data-history-output]").text == "1 of 3" and shown_move(desktop) == 3
+    slider.send_keys(Keys.ENTER)
+    wait_for_move(desktop, 1)
+    assert desktop.current_url.endswith("?move=1")
+    waiter(desktop).until(lambda d: d.execute_script(
+        "return document.activeElement.matches('[data-history-slider]')"), "the slider to have the focus again")
+    by_css(desktop, "[data-history-slider]").send_keys(Keys.ARROW_RIGHT, Keys.ENTER)
     wait_for_move(desktop, 2)
     assert desktop.current_url.endswith("?move=2")
     click(desktop, '[data-history-step="last"]')

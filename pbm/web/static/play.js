@@ -203,20 +203,24 @@
     var link = names[event.key] && one('[data-history-step="' + names[event.key] + '"]', live);
     if (!link) { return; }
     event.preventDefault();
-    try { window.sessionStorage.setItem("pbm.boardFocus", "1"); } catch (e) { /* private mode */ }
-    window.location.href = link.href;
-  }
-  // The page a board key stepped to gives the board the focus back, so the keys go on.
-  function steppedHere() {
-    try {
-      var stepped = window.sessionStorage.getItem("pbm.boardFocus") === "1";
-      window.sessionStorage.removeItem("pbm.boardFocus");
-      return stepped;
-    } catch (e) { return false; }
+    stepTo(link.href, "board");
   }
   function showMove(slider) {
     var at = Number(slider.value), last = Number(slider.max);
-    window.location.search = at === last ? "" : "?move=" + at;
+    stepTo(window.location.pathname + (at === last ? "" : "?move=" + at), "slider");
+  }
+  // The page a history key or the slider stepped to gives the focus back to the board
+  // or the slider ("board", "slider"), so the keys go on there.
+  function stepTo(href, focus) {
+    try { window.sessionStorage.setItem("pbm.focus", focus); } catch (e) { /* private mode */ }
+    window.location.href = href;
+  }
+  function focusAfterStep() {
+    try {
+      var focus = window.sessionStorage.getItem("pbm.focus");
+      window.sessionStorage.removeItem("pbm.focus");
+      return focus;
+    } catch (e) { return null; }
   }
 
   /* ---- zoom (big boards on small screens) ------------------------------------- */
@@ -257,6 +261,7 @@
   });
   live.addEventListener("keydown", function (event) {
     if (frame && event.target === frame) { onBoardKey(event); }
+    else if (event.target.matches("[data-history-slider]")) { sliderKey(event); }
     else if (event.key === "Escape" && event.target.closest("[data-choices]")) { clearSelection(); frame.focus(); }
   });
   live.addEventListener("submit", function (event) {
@@ -285,8 +290,19 @@
                                                                                    last: event.target.max });
     }
   });
+  /* The slider shows the position it is dropped on; moved by keys (each key is a
+     change) it waits for Enter or its Show button, so that a key does not load a page. */
+  var sliderByKeys = false;
+  function sliderKey(event) {
+    if (event.key === "Enter") { event.preventDefault(); showMove(event.target); return; }
+    sliderByKeys = true;
+    event.target.form.classList.add("keyed");
+  }
+  live.addEventListener("pointerdown", function (event) {
+    if (event.target.matches("[data-history-slider]")) { sliderByKeys = false; }
+  });
   live.addEventListener("change", function (event) {
-    if (event.target.matches("[data-history-slider]")) { showMove(event.target); }
+    if (event.target.matches("[data-history-slider]") && !sliderByKeys) { showMove(event.target); }
   });
 
   /* ---- after the page or a new part of it arrives ------------------------------ */
@@ -309,9 +325,11 @@
     // The board takes the keyboard focus when it is this seat's to play (on opening,
     // and when the opponent's move arrives) or a board key stepped through the history
     // to this page, unless the person is busy elsewhere.
-    var stepped = steppedHere();
-    if ((targets || stepped) && frame && (!document.activeElement || document.activeElement === document.body)) {
+    var after = focusAfterStep(), slider = one("[data-history-slider]", live);
+    if ((targets || after === "board") && frame && (!document.activeElement || document.activeElement === document.body)) {
       frame.focus({ preventScroll: true });
+    } else if (after === "slider" && slider) {
+      slider.focus();
     }
   }
   document.addEventListener("change", function (event) {
