@@ -41,6 +41,8 @@ def test_go_by_click_and_by_keyboard(site, desktop):
     keys(desktop, Keys.HOME)  # the cursor starts in the centre, E5
     assert "cursor" in by_css(desktop, '[data-point="E5"]').get_attribute("class").split()
     keys(desktop, Keys.ARROW_LEFT)  # D5 holds Black's stone: Enter explains, sends nothing
+    announced = desktop.execute_script("return document.querySelector('body > p[aria-live=polite]').textContent")
+    assert announced == "D5, a black stone, not playable now"  # what a screen reader says of the cursor
     keys(desktop, Keys.ENTER)
     assert explanation(desktop) == "D5 is already occupied; choose an empty point."
     keys(desktop, Keys.ARROW_UP, Keys.ARROW_RIGHT, Keys.SPACE)  # E6 selected

@@ -5,6 +5,7 @@ webhook authentication and limits."""
 import hashlib
 import hmac
 import html
+import json
 import re
 import time
 import uuid
@@ -251,15 +252,16 @@ def test_go_targets_buttons_and_scoring_marks(players, client, server):
     for seat, move in ((0, "C3"), (1, "G7"), (0, "pass")):
         assert server.play_by_token(token(server, seat), move).status == "applied"
     page = client.get(f"/play/{token(server, 1)}").get_data(as_text=True)
-    targets = re.search(r"data-targets='([^']*)'", page).group(1)
-    assert '"mode": "point"' in targets and '"confirm": true' in targets
-    assert '"C3"' not in targets and '"D4": "D4"' in targets
+    targets = json.loads(html.unescape(re.search(r"data-targets='([^']*)'", page).group(1)))
+    assert targets["mode"] == "point" and targets["confirm"] is True
+    assert "C3" not in targets["moves"] and targets["moves"]["D4"] == "D4"
+    assert targets["holds"] == {"C3": "a black stone", "G7": "a white stone"}  # what the keyboard cursor says
     assert re.findall(r'data-action="(\w+)"', page) == ["play", "pass", "undo", "propose", "resign"]
     assert server.play_by_token(token(server, 1), "pass").status == "applied"  # scoring opens
     scoring = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
-    targets = re.search(r"data-targets='([^']*)'", scoring).group(1)
-    assert '"C3": "mark C3"' in targets and '"G7": "mark G7"' in targets and '"D4"' not in targets
-    assert '"confirm": false' in targets and '"prefix": "mark "' in targets
+    targets = json.loads(html.unescape(re.search(r"data-targets='([^']*)'", scoring).group(1)))
+    assert targets["moves"]["C3"] == "mark C3" and targets["moves"]["G7"] == "mark G7" and "D4" not in targets["moves"]
+    assert targets["confirm"] is False and targets["prefix"] == "mark "
     assert re.findall(r'data-action="(\w+)"', scoring) == ["play", "done", "resume", "undo", "propose", "resign"]
     for seat in (0, 1):
         assert server.play_by_token(token(server, seat), "done").status == "applied"

@@ -268,6 +268,12 @@ class Game(Protocol):
         game has ended although the position does not say so (a resignation, a forfeit,
         an agreed draw), so the line says nothing of what is still to be done."""
 
+    def point_contents(self, state: State) -> dict[str, str]:
+        """What stands on each occupied point, by the point's name (``GameText``: "a
+        black stone"), for the keyboard cursor's spoken description; {} for a game
+        whose moves go on empty cells only (Dragons)."""
+        return {}
+
     def help_text(self, language: str = "en") -> str:
         """The rules, notation and an example board, in ``language`` (``en`` or ``de``);
         made with ``GameText.fill``, so the example's legend can follow ``language`` too."""

@@ -52,6 +52,11 @@ def star_points(size: int) -> frozenset[int]:
     return frozenset(y * size + x for x, y in points)
 
 
+
+# What a point holds, as the keyboard cursor says it: (colour, marked dead) -> text
+CONTENTS = {(BLACK, False): GameText("a black stone"), (WHITE, False): GameText("a white stone"),
+            (BLACK, True): GameText("a black stone, marked dead"), (WHITE, True): GameText("a white stone, marked dead")}
+
 @dataclass(frozen=True)
 class GoState:
     size: int
@@ -331,6 +336,10 @@ class Go(Declared):
         captures = GameText("Captured so far: by Black %(black)s, by White %(white)s", black=state.captures[0],
                             white=state.captures[1])
         return GameText.join((square_diagram(size, cell, last), GameText.join(legend, "  "), captures), "\n")
+
+    def point_contents(self, state: GoState) -> dict[str, str]:
+        return {point_name(i % state.size, i // state.size): CONTENTS[v, i in state.dead]
+                for i, v in enumerate(state.board) if v != EMPTY}
 
     def status(self, state: GoState, over: bool = False) -> str:
         komi = GameText("Komi %(komi)s.", komi=format(state.komi, "g"))

@@ -24,6 +24,9 @@ from .base import (
 from .grid import flood, grid_neighbours, parse_point_or_pass, point_name, square_diagram
 
 EMPTY, BLUE, ORANGE, NEUTRAL = 0, 1, 2, 3
+# What a point holds, as the keyboard cursor says it
+CONTENTS = {BLUE: GameText("a blue castle"), ORANGE: GameText("an orange castle"),
+            NEUTRAL: GameText("the neutral castle")}
 CASTLES_EACH = 40
 PASS = "pass"
 SYMBOL = {EMPTY: ".", BLUE: "B", ORANGE: "O", NEUTRAL: "#"}
@@ -218,6 +221,10 @@ class GreatKingdom(TurnBased):
         if destroyed:
             legend.append(GameText("* destroyed"))
         return GameText.join((square_diagram(size, cell, state.last), GameText.join(legend, "  ")), "\n")
+
+    def point_contents(self, state: GreatKingdomState) -> dict[str, str]:
+        return {point_name(i % state.size, i // state.size): CONTENTS[v]
+                for i, v in enumerate(state.board) if v != EMPTY}
 
     def status(self, state: GreatKingdomState, over: bool = False) -> str:
         blue, orange = self.scores(state)

@@ -26,6 +26,8 @@ from .base import (
 from .grid import flood, parse_point_or_pass, point_name, square_diagram
 
 EMPTY, WHITE, BLACK = 0, 1, 2
+# What a point holds, as the keyboard cursor says it
+CONTENTS = {WHITE: GameText("a white piece"), BLACK: GameText("a black piece")}
 PASS = "pass"
 SYMBOL = {EMPTY: ".", WHITE: "O", BLACK: "X"}
 DIRECTIONS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
@@ -230,6 +232,10 @@ class TwoDragons(TurnBased):
         if hints:
             legend.append(GameText("* where the player to move may play"))
         return GameText.join((square_diagram(size, cell, last), GameText.join(legend, "  ")), "\n")
+
+    def point_contents(self, state: TwoDragonsState) -> dict[str, str]:
+        return {point_name(i % state.size, i // state.size): CONTENTS[v]
+                for i, v in enumerate(state.board) if v != EMPTY}
 
     def status(self, state: TwoDragonsState, over: bool = False) -> str:
         parts = []

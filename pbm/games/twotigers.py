@@ -265,6 +265,11 @@ class TwoTigers(TurnBased):
         return GameText.join(("\n".join(out), GameText("T tiger  G goat  G5 a pile of 5 goats  (x) last move")),
                              "\n")
 
+    def point_contents(self, state: TwoTigersState) -> dict[str, str]:
+        return {name(p): GameText("a tiger") if v == TIGER else GameText("a goat") if v == 1
+                else GameText("a pile of %(count)s goats", count=v)
+                for p, v in enumerate(state.board) if v != 0}
+
     def status(self, state: TwoTigersState, over: bool = False) -> str:
         return GameText("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s).", goats=state.goats,
                         fewest=FEWEST_GOATS)

@@ -113,18 +113,21 @@ def targets(view: BoardView, seat: int) -> dict:
     "mark "; ``confirm``: a tap only selects until confirmed, for stones that stay). ``{"mode": "path",
     "paths": [["c2", "c4", "e4"], ...]}``: every legal path, chain prefixes
     included (Two Tigers). ``{"mode": "cell"}``: the picture's ``[data-cell]``
-    hooks, whose orientations the page asks for (Dragons).
+    hooks, whose orientations the page asks for (Dragons). ``holds``: what stands
+    on each occupied point ("a black stone"), which the keyboard cursor says.
     """
     game, state = view.game, view.state
     texts = [game.format_move(m) for m in game.legal_moves(state)]
     if any(":" in t for t in texts):
         return {"mode": "cell"}
+    holds = {name: game_sentence(text) for name, text in game.point_contents(state).items()}
     if any("-" in t for t in texts):
-        return {"mode": "path", "paths": [t.split("-") for t in texts if "-" in t]}
+        return {"mode": "path", "paths": [t.split("-") for t in texts if "-" in t], "holds": holds}
     if any(t.startswith("mark ") for t in texts):
-        return {"mode": "point", "confirm": False, "prefix": "mark ", "moves": {
+        return {"mode": "point", "confirm": False, "prefix": "mark ", "holds": holds, "moves": {
             name: f"mark {name}" for name in _points(state.size) if _legal(view, seat, f"mark {name}")}}
-    return {"mode": "point", "confirm": True, "prefix": "", "moves": {t: t for t in texts if t not in ACTIONS}}
+    return {"mode": "point", "confirm": True, "prefix": "", "holds": holds,
+            "moves": {t: t for t in texts if t not in ACTIONS}}
 
 
 def _points(size: int) -> list[str]:

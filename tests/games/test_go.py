@@ -291,3 +291,10 @@ def test_options():
     for bad in ({"size": "10"}, {"komi": "7.3"}, {"komi": "x"}, {"handicap": "2"}):
         with pytest.raises(ValueError):
             GO.parse_options(bad)
+
+
+def test_what_stands_on_each_point_is_named_for_the_keyboard_cursor():
+    state = GO.initial_state({"size": 9})
+    for seat, point in enumerate(("D4", "E5")):
+        state = GO.apply(state, seat, GO.parse_move(point, state))
+    assert GO.point_contents(state) == {"D4": "a black stone", "E5": "a white stone"}

@@ -144,3 +144,10 @@ def test_threefold_repetition_draws():
     assert state.outcome is None
     drawn = play(state, cycle[3])
     assert drawn.outcome == Outcome(None, "the same position occurred a third time", kind="repetition")
+
+
+def test_what_stands_on_each_point_is_named_for_the_keyboard_cursor():
+    state = TT.initial_state({})
+    contents = TT.point_contents(state)
+    assert contents["c4"] == contents["c2"] == "a tiger"
+    assert {text for name, text in contents.items() if name not in ("c4", "c2")} == {"a pile of 5 goats"}

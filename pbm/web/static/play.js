@@ -158,7 +158,9 @@
     cursorName = hookName(hook);
     paint();
     hook.scrollIntoView({ block: "nearest", inline: "nearest" });
-    announcer.textContent = isTarget(cursorName) ? cursorName : sentence("not_playable", { point: cursorName });
+    var holds = targets && targets.holds && targets.holds[cursorName];
+    var said = holds ? cursorName + ", " + holds : cursorName;  // "E5, a black stone"
+    announcer.textContent = isTarget(cursorName) ? said : sentence("not_playable", { point: said });
   }
   function home() {
     var points = hooks.map(centre), best = null, bestDistance = Infinity;
