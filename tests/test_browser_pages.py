@@ -165,5 +165,14 @@ def test_pages_work_without_javascript(site):
         assert shown_move(driver) == 1 and status(driver) == "It is bob's turn (White)."
         follow(driver, '[data-history-step="first"]')
         assert shown_move(driver) == 0
+        # Resign asks once more, on a page of its own; "No" goes back, "Yes" resigns
+        driver.get(board.play_url(1))
+        follow(driver, '[data-action="resign"]')
+        assert "Resign this game? It cannot be taken back." in by_css(driver, "[data-confirm-resign]").text
+        follow(driver, "[data-confirm-resign] a")
+        assert not driver.find_elements("css selector", "[data-confirm-resign]") and shown_move(driver) == 1
+        follow(driver, '[data-action="resign"]')
+        follow(driver, "[data-confirm-resign] button")
+        assert status(driver) == "Game won by alice (Black): White resigned."
     finally:
         driver.quit()

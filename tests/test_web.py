@@ -150,8 +150,23 @@ def test_play_page_form_makes_a_move_and_then_offers_no_form(client, server, gam
     assert "from the web" not in client.get("/games/101.json").get_data(as_text=True)  # for the players only
     after = client.get(f"/play/{bob}").get_data(as_text=True)
     assert "data-move-form" not in after and "It is your opponent's move" in after
-    assert '<button type="submit" name="move" value="resign" data-action="resign">' in after
+    assert '<button type="submit" name="ask" value="resign" data-action="resign">' in after  # asks once more
     assert 'data-action="pass"' not in after  # passing is for the seat to move
+
+
+def test_resign_without_the_script_asks_once_more_on_a_page_of_its_own(client, server, game):
+    import re
+
+    bob = token(server, 1)
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', client.get(f"/play/{bob}").get_data(as_text=True))[1]
+    asked = client.post(f"/play/{bob}", data={"csrf": csrf, "number": "2", "ask": "resign"})
+    page = asked.get_data(as_text=True)
+    assert asked.status_code == 200 and "Resign this game? It cannot be taken back." in page
+    assert '<button type="submit" name="move" value="resign">Yes, resign</button>' in page
+    assert client.get("/games/101.json").json["status"] == "active"  # nothing was sent yet
+    resigned = client.post(f"/play/{bob}", data={"csrf": csrf, "number": "2", "move": "resign"})
+    assert resigned.status_code == 303
+    assert "Orange resigned" in client.get(f"/play/{bob}").get_data(as_text=True)
 
 
 def test_play_page_explains_an_illegal_move_and_keeps_what_was_typed(client, server, game):

@@ -60,7 +60,8 @@ def board_context(view: BoardView, seat: int | None = None, answerer: int | None
     acting = boardpage.acting(view, seat)
     picture = boardpage.picture(view, interactive=acting)
     return {
-        "token": None, "csrf": None, "error": None, "notice": None, "typed": {}, "my_boards": [], "watchers": 0,
+        "token": None, "csrf": None, "error": None, "notice": None, "confirm_resign": False, "typed": {},
+        "my_boards": [], "watchers": 0,
         "away": [], "chats": [], "chat_count": 0,
         "choices": [], "cell": "", "next_token": None,
         "view": view,

@@ -124,7 +124,7 @@ def my_boards(session, board: Board, seat: int, listed=None) -> list[dict]:
     return rows
 
 
-def _page(token: str, template: str, *, error=None, notice=None, typed=None, status=200):
+def _page(token: str, template: str, *, error=None, notice=None, typed=None, status=200, confirm_resign=False):
     with reading(service().engine) as session:
         board, seat = seat_or_404(session, token)
         view = view_of(session, board)
@@ -141,6 +141,7 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
     if cell and not choices and error is None and view.game.name == "dragons":  # a cell link, or one typed
         error = _no_orientation(view, seat, cell)
     page = board_context(view, seat, answerer, token=token, csrf=csrf_token(token), error=error, notice=notice,
+                         confirm_resign=confirm_resign and view.board.status == "active",
                          typed=typed or {}, my_boards=rows, cell=cell, choices=choices,
                          next_token=successor.token(seat) if successor else None, watcher_count=watching,
                          boards_mark=mark, **notes)
@@ -164,6 +165,8 @@ def play(token: str):
                      error=_("The form's move number %(number)s is not a number; reload the page and try again.",
                              number=repr(number[:20])))
     number = asserted if asserted is not None else int(number) if number else None
+    if not move and request.form.get("ask") == "resign":  # the Resign button without the script: asked once more
+        return _page(token, "board.html", confirm_resign=True)
     if not move:
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
     result = service().play_by_token(token, move, comment, number)

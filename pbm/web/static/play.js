@@ -252,7 +252,15 @@
         target.textContent = sentence("really_resign");
         return;
       }
-      if (one("[data-move-form]", live)) { send(action); } else { target.form.requestSubmit(target); }
+      if (one("[data-move-form]", live)) { send(action); return; }
+      if (action === "resign") {  // asked once more here: sent as the move itself (its button asks the page)
+        var move = document.createElement("input");
+        move.type = "hidden"; move.name = "move"; move.value = "resign";
+        target.form.appendChild(move);
+        target.form.requestSubmit();
+        return;
+      }
+      target.form.requestSubmit(target);
     } else if (target.matches("[data-cancel]")) { clearSelection(); frame.focus(); }
     else if (target.matches("[data-zoom-step]")) { setZoom(zoom + Number(target.getAttribute("data-zoom-step"))); }
     else if (target.matches("[data-cell-link]")) {
