@@ -293,6 +293,13 @@ def test_a_queued_move_is_played_when_the_turn_comes(players, outbox, server):
     assert server.rebuild() == []
 
 
+def queued_not_played(mails, address: str) -> str:
+    """The text of the one mail among ``mails`` telling ``address`` that its queued move was not played."""
+    failed = [m for m in mails if m["Subject"] == "Great Kingdom Board 101 queued move not played"]
+    assert len(failed) == 1 and failed[0]["To"].addresses[0].addr_spec == address
+    return text(failed[0])
+
+
 def test_a_queued_move_that_became_illegal_is_not_played(players, outbox, server):
     players.send(ALICE, "greatkingdom challenge alice bob")
     move(players, ALICE, "D4", "greatkingdom")
@@ -300,9 +307,8 @@ def test_a_queued_move_that_became_illegal_is_not_played(players, outbox, server
     outbox.new()
     move(players, BOB, "F6", "greatkingdom")
     mails = outbox.new()
-    failed = [m for m in mails if m["Subject"] == "Great Kingdom Board 101 queued move not played"]
-    assert len(failed) == 1 and failed[0]["To"].addresses[0].addr_spec == ALICE
-    assert "The move you queued on board 101, F6, could not be played: F6 already holds a castle" in text(failed[0])
+    assert "The move you queued on board 101, F6, could not be played: F6 already holds a castle" in \
+        queued_not_played(mails, ALICE)
     assert not any("queued" in text(m) for m in mails if m["To"].addresses[0].addr_spec == BOB)
     assert board_of(server).move_count == 2 and board_of(server).to_move == 0
     board_mail = [m for m in mails if m["Subject"] == "Great Kingdom Board 101 alice"]
@@ -310,20 +316,23 @@ def test_a_queued_move_that_became_illegal_is_not_played(players, outbox, server
     assert all("It is alice's turn (Blue)." in text(m) for m in board_mail)
 
 
-def test_a_queued_move_goes_before_a_forced_pass_and_is_told_when_it_cannot_be_played(players, outbox, server):
-    # Blue walls off column B; after B5 Orange has no legal point left, so the server
-    # would pass for Orange: bob's queued D4 (now Blue's territory) is tried first
+def column_b_walled_but_b5(players):
+    """A 5x5 Great Kingdom board where Blue has built B1 to B4 and Orange passed each
+    time; Blue to move (B5 closes the wall: Orange has no legal point after it)."""
     players.send(ALICE, "greatkingdom challenge alice bob -size=5")
     for point in ("B1", "B2", "B3", "B4"):
         move(players, ALICE, point, "greatkingdom")
         move(players, BOB, "pass", "greatkingdom")
+
+
+def test_a_queued_move_goes_before_a_forced_pass_and_is_told_when_it_cannot_be_played(players, outbox, server):
+    # after B5 Orange has no legal point left, so the server would pass for Orange:
+    # bob's queued D4 (now Blue's territory) is tried first
+    column_b_walled_but_b5(players)
     assert players.send(BOB, "greatkingdom queue 101 bob bobpw D4").status == "applied"
     outbox.new()
     move(players, ALICE, "B5", "greatkingdom")
-    mails = outbox.new()
-    failed = [m for m in mails if m["Subject"] == "Great Kingdom Board 101 queued move not played"]
-    assert len(failed) == 1 and failed[0]["To"].addresses[0].addr_spec == BOB
-    assert "The move you queued on board 101, D4, could not be played" in text(failed[0])
+    assert "The move you queued on board 101, D4, could not be played" in queued_not_played(outbox.new(), BOB)
     assert log_of(server)[-2:] == [("move", 0, "B5"), ("auto", 1, "pass")]
     assert board_of(server).queued_move is None
 
@@ -376,10 +385,7 @@ def test_confirm_is_refused_when_the_board_changed_and_submit_needs_ones_turn(pl
 # -- preview ------------------------------------------------------------------
 
 def test_a_preview_plays_the_forced_replies_a_real_move_gets(players, outbox):
-    players.send(ALICE, "greatkingdom challenge alice bob -size=5")
-    for point in ("B1", "B2", "B3", "B4"):
-        move(players, ALICE, point, "greatkingdom")
-        move(players, BOB, "pass", "greatkingdom")
+    column_b_walled_but_b5(players)
     # after B5 Orange has no legal point: the server passes for it, after A1 too
     assert players.send(ALICE, "greatkingdom preview 101 B5 A1").status == "applied"
     shown = text(outbox.new()[-1])
