@@ -111,3 +111,14 @@ def test_a_process_that_looked_for_the_computer_in_vain_sees_one_made_since_by_a
         assert board(server).move_count == 2  # the computer answered at once, not at the next sweep
     finally:
         computer._looked_up.pop(url, None)
+
+
+def test_the_computer_agrees_to_a_new_round_at_once(fast, outbox):
+    server, mailer = fast
+    assert mailer.send(ALICE, "greatkingdom challenge alice computer -size=5").status == "applied"
+    assert mailer.send(ALICE, "greatkingdom resign 101 alice alicepw").status == "applied"
+    assert mailer.send(ALICE, "greatkingdom move 101 alice alicepw newround").status == "applied"
+    assert board(server).next_board_id == 102
+    assert computer.wait_idle(60)
+    fresh = board(server, 102)
+    assert fresh.status == "active" and fresh.options == board(server).options

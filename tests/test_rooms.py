@@ -576,3 +576,10 @@ def test_a_browser_game_cannot_be_declined(client, server):
     assert "A game started in the browser cannot be declined; resign ends it, and a new round can follow." in \
         page(refused)
     assert board_of(server, play).status == "active"
+
+
+def test_a_new_round_against_the_computer_starts_when_the_person_asks(client, server):
+    play = start(client, game="greatkingdom", mode="computer")
+    played(client, play, "resign")
+    played(client, play, "newround")
+    assert board_of(server, play).next_board_id is not None  # the computer agreed at once

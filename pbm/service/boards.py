@@ -361,7 +361,11 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     if board.newround_votes & 1 << seat:
         raise PlayerError(lazy_gettext("You have already asked for a new round of board %(board)s; it starts when "
                                        "%(other)s agrees.", board=board.id, other=players[1 - seat].userid))
+    from .computer import USERID as COMPUTER  # the computer builds on this module
+
     board.newround_votes |= 1 << seat
+    if players[1 - seat].userid == COMPUTER:  # always ready for another game
+        board.newround_votes |= 1 << (1 - seat)
     unit.session.add(board)
     unit.board_changed(board)  # its pages show the vote, and then the new round
     if board.newround_votes != 0b11:
