@@ -283,9 +283,12 @@ def test_help_lists_every_command_of_the_interface(players, outbox):
 def test_a_command_repeated_in_the_body_never_passes_the_password_on(players, outbox):
     players.send(ALICE, "greatkingdom challenge alice bob")
     command = "greatkingdom move 101 alice alicepw D4"
-    assert players.send(ALICE, command, f"{command}\nGood luck, my secret is safe\n").status == "applied"
+    assert players.send(ALICE, command, f"{command}\nGood luck, my pw=alicepw!\n").status == "applied"
     to_bob = body(outbox.to(BOB)[-1])
-    assert "alicepw" not in to_bob and "> Good luck, my secret is safe" in to_bob
+    assert "alicepw" not in to_bob and "> Good luck, my pw=[password removed]!" in to_bob
+    assert "> greatkingdom move" not in to_bob  # the command repeated is no comment
+    assert players.send(ALICE, "greatkingdom chat 101 alice alicepw", "psst: 'alicepw'").status == "applied"
+    assert "alicepw" not in body(outbox.to(BOB)[-1]) and "psst: '[password removed]'" in body(outbox.to(BOB)[-1])
     players.send(BOB, "greatkingdom history 101")
     assert "alicepw" not in body(outbox.new()[-1])
 

@@ -220,3 +220,12 @@ def test_a_move_on_a_finished_board_is_pointed_to_a_new_round(server, outbox, ga
     outbox.new()
     error = expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw E4", "is finished")
     assert 'Send instead: "newround" (both players send it) for a new round' in " ".join(body(error).split())
+
+
+def test_the_same_move_sent_twice_is_told_it_was_played(server, outbox, game):
+    # by mail twice (or once on the web page and once by mail): no advice to queue it
+    assert game.send(BOB, "greatkingdom move 101 bob bobpw F6").status == "applied"
+    outbox.new()
+    error = expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw f6",
+                         "Your move F6 on board 101 was already played (move 2); it is alice's turn now.")
+    assert "queue" not in " ".join(body(error).split())

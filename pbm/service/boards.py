@@ -204,6 +204,10 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         return
     if seat not in game.actors(state):
         turn = game.to_move(state)
+        if (again := _played_before(unit, board, seat, text)) is not None:  # the same mail or form sent twice
+            raise PlayerError(lazy_gettext("Your move %(move)s on board %(board)s was already played (move "
+                                           "%(number)s); it is %(name)s's turn now.", move=again.text, board=board.id,
+                                           number=again.number, name=player_name(players[turn])))
         raise PlayerError(lazy_gettext("It is not your turn on board %(board)s: it is %(name)s's turn (%(side)s).",
                                        board=board.id, name=player_name(players[turn]),
                                        side=lazy_gettext(game.sides[turn])),
@@ -220,6 +224,15 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_on(unit, board, game, state, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
+
+
+def _played_before(unit: Unit, board: Board, seat: int, text: str) -> MoveRecord | None:
+    """``seat``'s latest move on ``board`` when it was ``text`` (spaces and case aside)."""
+    last = unit.session.exec(select(MoveRecord).where(
+        MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))
+        .order_by(MoveRecord.number.desc()).limit(1)).first()
+    same = lambda move: "".join(move.split()).lower()  # noqa: E731
+    return last if last is not None and same(last.text) == same(text) else None
 
 
 def overlong(text: str) -> LazyText | None:

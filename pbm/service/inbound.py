@@ -27,6 +27,7 @@ from .unit import Unit
 MAX_COMMANDS = 50  # lines one 'multiple' mail may hold
 REPLY_COMMANDS = ("help", "show", "history", "games")  # words a reply may send instead of a move
 BODY_VERBS = ("chat", "message")  # the body of the mail is their text
+PASSWORD_REMOVED = "[password removed]"
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,17 @@ class Line:
 
     @classmethod
     def of_command(cls, text: str, comment: str = "") -> "Line":
-        """The line parsed; a line of the comment holding the command's password is left
-        out (a command repeated in the body would pass the password on to the opponent)."""
+        """The line parsed. The command's password never reaches anyone through its
+        comment (or chat): the command repeated in the body is left out, and the
+        password anywhere else is replaced by PASSWORD_REMOVED."""
         try:
             command = parse_command(text)
         except CommandError as error:
             return cls(text, comment, error)
         if command.password and command.password in comment:
-            comment = "\n".join(line for line in comment.split("\n")
-                                if command.password not in line.split()).strip()
+            said = " ".join(text.split()).lower()
+            comment = "\n".join(line for line in comment.split("\n") if " ".join(line.split()).lower() != said)
+            comment = comment.replace(command.password, PASSWORD_REMOVED).strip()
         return cls(text, comment, command)
 
 
