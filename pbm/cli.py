@@ -173,10 +173,14 @@ def cmd_ingest(args) -> int:
               "not handled", file=sys.stderr)
         return ANSWERS[Status.TOO_LARGE].exit_code
     try:
-        result = Service(settings).handle_raw(raw)
+        server = Service(settings)
+        result = server.handle_raw(raw)
     except Exception as error:  # not even the database could be opened: the MTA keeps the mail
         print(f"pbm ingest: temporary failure: {error.__class__.__name__}", file=sys.stderr)
         return ANSWERS[Status.RETRY].exit_code
+    if result.status == Status.RETRY and not _schema_ready(server, "pbm ingest"):  # say what to run; MTA keeps it
+        print("pbm ingest: the mail was not handled; the MTA keeps it and tries again.", file=sys.stderr)
+        return result.answer.exit_code
     stream = sys.stdout if result.answer.exit_code == 0 and result.status != Status.MALFORMED else sys.stderr
     print(f"{result.status.value} board={result.board}" + (f" error={result.error}" if result.error else ""),
           file=stream)
@@ -245,7 +249,13 @@ def cmd_sweep(args) -> int:
     from . import scheduler
     from .service import Service
 
-    done = scheduler.sweep(Service(load_settings()))
+    from .migrate import schema_problem
+
+    server = Service(load_settings())
+    if problem := schema_problem(server.engine):  # a database that cannot be reached: main says so
+        print(f"pbm sweep: {problem}", file=sys.stderr)
+        return 1
+    done = scheduler.sweep(server)
     print(" ".join(f"{k}={v}" for k, v in done.items()))
     return 0
 
@@ -328,9 +338,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    level = os.environ.get("PBM_LOG_LEVEL", "INFO").strip().upper() or "INFO"
+    given = os.environ.get("PBM_LOG_LEVEL", "").strip()
+    level = given.upper() or "INFO"
     if level not in LOG_LEVELS:
-        print(f"pbm: PBM_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level[:40]!r}.", file=sys.stderr)
+        print(f"pbm: PBM_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {given[:40]!r} (set in the "
+              "environment).", file=sys.stderr)
         return EX_CONFIG
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("alembic", "apscheduler", "mail.log", "waitress.queue"):
@@ -346,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     except DBAPIError as error:  # the database is down, or refuses this user
         reason = (str(error.orig or error).strip().splitlines() or [""])[0][:300]
         print(f"pbm {command}: the database cannot be used ({error.__class__.__name__}: {reason}); "
-              "check that it runs and PBM_DATABASE_URL", file=sys.stderr)
+              "check that it runs and PBM_DATABASE_URL.", file=sys.stderr)
         return 1
 
 

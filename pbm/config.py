@@ -166,15 +166,21 @@ def _with_driver(url: str) -> str:
 
 
 def _read_file(config_file: Path, named: bool) -> dict:
-    """The ``[pbm]`` table of the settings file; a file named by PBM_CONFIG must exist."""
+    """The ``[pbm]`` table of the settings file; a file named by PBM_CONFIG must exist,
+    and nothing may stand outside the table (a setting written there would be ignored)."""
     if not config_file.exists():
         if named:
             raise SettingsError(f"PBM_CONFIG names {str(config_file)!r}, which does not exist.")
         return {}
     try:
-        table = tomllib.loads(config_file.read_text()).get("pbm", {})
+        document = tomllib.loads(config_file.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as error:
         raise SettingsError(f"The settings file {config_file} cannot be read: {error}.") from None
+    outside = sorted(key for key in document if key != "pbm")
+    if outside:
+        raise SettingsError(f"The settings file {config_file} has {', '.join(outside)} outside its [pbm] table; "
+                            "pbm reads its settings from that table only.")
+    table = document.get("pbm", {})
     known = {f.name for f in fields(Settings)} - {"configured"}
     unknown = sorted(set(table) - known)
     if unknown:

@@ -228,7 +228,7 @@ def test_a_setting_pbm_cannot_use_stops_each_command_with_a_sentence(env):
     loud = pbm("sweep", env={**env, "PBM_LOG_LEVEL": "loud"})
     assert loud.returncode == 78
     assert loud.stderr.decode() == ("pbm: PBM_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, "
-                                    "not 'LOUD'.\n")
+                                    "not 'loud' (set in the environment).\n")
 
 
 @pytest.mark.parametrize("verb", ["serve", "smtpd"])
@@ -239,9 +239,25 @@ def test_a_port_out_of_range_is_refused_before_starting(env, verb):
         assert f"argument {flag}: must be a port number from 1 to 65535, not '99999'" in result.stderr.decode()
 
 
-@pytest.mark.parametrize("verb", ["serve", "smtpd", "scheduler"])
+def test_a_settings_file_with_settings_outside_its_pbm_table_is_refused(env, tmp_path):
+    config = tmp_path / "pbm.toml"
+    config.write_text('smtp_port = 587\n[pbm]\nserver_address = "pbm@pbm.test"\n')
+    result = pbm("sweep", env={**env, "PBM_CONFIG": str(config)})
+    assert result.returncode == 78
+    assert result.stderr.decode() == (f"pbm sweep: The settings file {config} has smtp_port outside its [pbm] table; "
+                                      "pbm reads its settings from that table only.\n")
+
+
+def test_ingest_on_a_database_without_tables_says_to_upgrade_and_keeps_the_mail(env):
+    result = pbm("ingest", env=env, stdin=make_mail("alice@players.test", "help"))
+    assert result.returncode == 75
+    stderr = result.stderr.decode()
+    assert "has no tables yet: run `pbm db upgrade` first" in stderr and "the MTA keeps it" in stderr
+
+
+@pytest.mark.parametrize("verb", ["serve", "smtpd", "scheduler", "sweep"])
 def test_a_server_on_a_database_without_tables_says_to_upgrade_and_stops(env, verb):
-    result = pbm(verb, *(("--port", str(free_port())) if verb != "scheduler" else ()), env=env)
+    result = pbm(verb, *(("--port", str(free_port())) if verb in ("serve", "smtpd") else ()), env=env)
     assert result.returncode == 1
     stderr = result.stderr.decode()
     assert f"pbm {verb}: the database sqlite:///" in stderr
@@ -294,7 +310,7 @@ def test_a_database_that_cannot_be_reached_is_a_sentence_not_a_traceback(env, co
     stderr = result.stderr.decode()
     assert result.returncode == 1 and "Traceback" not in stderr, stderr
     assert stderr.startswith(f"pbm {' '.join(command)}: the database cannot be used (OperationalError: ")
-    assert stderr.rstrip().endswith("check that it runs and PBM_DATABASE_URL")
+    assert stderr.rstrip().endswith("check that it runs and PBM_DATABASE_URL.")
 
 
 def test_serve_links_to_the_base_url_of_a_settings_file(env, tmp_path):
