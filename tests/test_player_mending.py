@@ -91,6 +91,7 @@ def test_an_error_mail_quotes_the_subject_and_the_visible_body_not_the_headers(g
     ("d4.", "D4", ""),
     ("D4 take that!", "D4", "take that!"),
     ("Hi Bob,\nD4\nNice game so far.", "D4", "Hi Bob,\nNice game so far."),
+    ("Hi Bob,\n\nd4. take that!", "D4", "Hi Bob,\ntake that!"),
 ])
 def test_moves_are_read_as_people_write_them(game, outbox, text, move, comment):
     assert reply(game, outbox, ALICE, text).status == "applied"

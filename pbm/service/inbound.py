@@ -234,18 +234,22 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
         return word, f"{' '.join(words[1:])}\n{comment}".strip()
     if is_move(line):
         return line, comment
+    def leading_move(text: str) -> tuple[str, str] | None:
+        """The longest leading words of ``text`` that are a move (up to 3), and the rest."""
+        said = text.split()
+        for count in range(min(len(said), 3), 0, -1):
+            move = " ".join(said[:count]).rstrip(".!?,;:")
+            if move and is_move(move):
+                return move, " ".join(said[count:])
+        return None
+
     readings = []
-    for count in range(min(len(words), 3), 0, -1):  # the longest leading words that are a move
-        text = " ".join(words[:count]).rstrip(".!?,;:")
-        if text and is_move(text):
-            rest = " ".join(words[count:])
-            readings.append((text, f"{rest}\n{comment}".strip()))
-            break
+    if (first := leading_move(line)) is not None:
+        readings.append((first[0], f"{first[1]}\n{comment}".strip()))
     following, after = split_command(comment)
     if following and len(words) <= 4 and not readings or line.rstrip().endswith(","):
-        text = following.rstrip(".!?,;:")
-        if following and is_move(text):
-            readings.append((text, f"{line}\n{after}".strip()))
+        if following and (second := leading_move(following)) is not None:  # a greeting line, then the move
+            readings.append((second[0], "\n".join(part for part in (line, second[1], after) if part)))
     if len(readings) == 2 and readings[0][0] != readings[1][0]:
         raise PlayerError(lazy_gettext("Your reply could mean the move %(first)s (first line) or %(second)s (second "
                                        "line); write only the move on the first line.", first=readings[0][0],
