@@ -39,3 +39,18 @@ def worker_int(worker):
     from pbm.service import events
 
     events.reset_streams()
+
+
+def on_starting(server):
+    """Check the settings once, before any worker starts: a value pbm cannot use stops
+    gunicorn with pbm's one sentence and exit status 78 (EX_CONFIG), as the ``pbm``
+    command does, instead of every worker failing with a traceback."""
+    import sys
+
+    from pbm.config import SettingsError, load_settings
+
+    try:
+        load_settings()
+    except SettingsError as error:
+        print(f"pbm (gunicorn): {error}", file=sys.stderr)
+        sys.exit(78)

@@ -110,3 +110,14 @@ def test_a_move_through_one_worker_reaches_a_page_streamed_by_another(database_u
     finally:
         server.stop()
         service.engine.dispose()
+
+
+def test_gunicorn_with_a_setting_pbm_cannot_use_stops_with_its_sentence(tmp_path):
+    env = {**os.environ, "PBM_INSTANCE_PATH": str(tmp_path / "instance"), "PBM_SMTP_PORT": "abc"}
+    result = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--bind", f"127.0.0.1:{free_port()}",
+         "pbm:create_app()"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 78  # EX_CONFIG, as the pbm command: a service manager need not restart it
+    assert ("pbm (gunicorn): PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'abc' (set in the "
+            "environment).") in result.stderr
+    assert "Traceback" not in result.stderr
