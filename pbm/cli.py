@@ -44,7 +44,7 @@ def cmd_serve(args) -> int:
 
     configured = load_settings()
     # Links in mails point at this server unless base_url is set (PBM_BASE_URL or a settings file).
-    own_url = None if "base_url" in configured.configured else f"http://{args.host}:{args.port}"
+    own_url = None if "base_url" in configured.configured else own_address(args.host, args.port)
     overrides = {"base_url": own_url} if own_url else None
     if args.listen_fds:  # one of the workers of a `pbm serve --workers N`
         return serving.run_worker(create_app(overrides), args.listen_fds, args.lifeline_fd, args.threads)
@@ -84,7 +84,8 @@ def cmd_serve(args) -> int:
              if listener else "")
           + f"  Outgoing mail:     {settings.mail_backend}"
           + (f" in {settings.maildir}/new" if settings.mail_backend == "maildir" else "")
-          + f"\n  Database:          {settings.database_url}\n", flush=True)
+          + f"\n  Database:          {settings.database_url}"
+          + f"\n  Links in mails:    {settings.base_url}/ (PBM_BASE_URL sets them)\n", flush=True)
     if args.first_steps:
         text = open(args.first_steps).read()
         print(text.replace("{web}", f"http://{args.host}:{args.port}").replace("{smtp}", f"{args.host}:{args.smtp_port}")
@@ -185,6 +186,17 @@ def cmd_ingest(args) -> int:
     print(f"{result.status.value} board={result.board}" + (f" error={result.error}" if result.error else ""),
           file=stream)
     return result.answer.exit_code
+
+
+def own_address(host: str, port: int) -> str:
+    """Where the links in mails point when no base URL is set: this server's address;
+    when it listens on every interface (0.0.0.0, ::), this machine's name, which a
+    player's browser can reach where 0.0.0.0 leads nowhere."""
+    import socket
+
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.getfqdn()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _schema_ready(server, program: str) -> bool:
