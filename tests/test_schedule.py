@@ -62,6 +62,17 @@ def test_reminder_once_then_expiry_forfeits_the_player_to_move(server, players, 
         assert BoardView.at(b, players_, records, 3).outcome.to_json() == b.outcome
 
 
+def test_a_sweep_that_comes_after_the_expiry_expires_without_a_reminder_for_a_past_deadline(server, players, outbox):
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+        assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+        assert players.send(BOB, "greatkingdom move 101 bob bobpw F6").status == "applied"
+    outbox.new()
+    with freeze_time("2026-11-09 12:00:00"):  # the server was down past both times
+        assert sweep(server) == {"reminders": 0, "expired": 1, "computer": 0, "delivered": 0}
+    assert not [m for m in outbox.new() if m["Subject"] == "Great Kingdom Board 101 reminder"]
+
+
 def test_a_move_resets_the_reminder_clock(server, players, outbox):
     with freeze_time(T0):
         players.send(ALICE, "greatkingdom challenge alice bob")

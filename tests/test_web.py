@@ -506,7 +506,16 @@ def test_webhook_refuses_more_than_ten_megabytes(client, players):
     raw = make_mail(ALICE, "help", "y" * (10 * 1024 * 1024 + 10))
     response = client.post("/inbound/email", data=raw, content_type="message/rfc822")
     assert response.status_code == 413
-    assert response.json["status"] == "error"
+    assert response.json["status"] == "error" and response.json["error"] == "The message is larger than 10 MB."
+
+
+def test_a_limit_under_a_megabyte_is_said_in_bytes(overrides, players):
+    from pbm import create_app
+
+    small = create_app({**overrides, "max_message_bytes": 200_000}).test_client()
+    response = small.post("/inbound/email", data=make_mail(ALICE, "help", "y" * 300_000),
+                          content_type="message/rfc822")
+    assert response.status_code == 413 and response.json["error"] == "The message is larger than 200,000 bytes."
 
 
 def test_webhook_400_for_a_request_without_a_message(client):

@@ -62,10 +62,11 @@ def end_vacations(engine: Engine, settings: Settings, now: datetime) -> int:
 
 
 def send_reminders(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
-    """Remind the player to move on every board past its nag time, once per idle spell."""
+    """Remind the player to move on every board past its nag time, once per idle spell;
+    not on a board past its expiry too (a sweep that comes late: it only expires)."""
     now = now or utcnow()
     end_vacations(engine, settings, now)
-    due = (Board.nag_due_at <= now) & Board.nagged_at.is_(None) & _nobody_away()
+    due = (Board.nag_due_at <= now) & (Board.expire_due_at > now) & Board.nagged_at.is_(None) & _nobody_away()
 
     def remind(unit: Unit, board_id: int) -> bool:
         board = _claim(unit, board_id, due, {"nagged_at": now})

@@ -89,13 +89,19 @@ def _mailgun_message(form) -> bytes:
     return bytes(message)
 
 
+def _too_large(limit: int) -> str:
+    """The 413 sentence, the limit in whole MB when it is some (10 MB), else in bytes."""
+    size = f"{limit // 2**20} MB" if limit % 2**20 == 0 else f"{limit:,} bytes"
+    return f"The message is larger than {size}."
+
+
 @bp.post("/inbound/email")
 def inbound_email():
     settings = current_app.config["PBM_SETTINGS"]
     server = current_app.extensions["pbm"]
     limit = settings.max_message_bytes
     if request.content_length is not None and request.content_length > limit + 256 * 1024:
-        abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
+        abort(413, _too_large(limit))
     _check_secret(settings)
     envelope: list[str] = []
     token = None
@@ -125,7 +131,7 @@ def inbound_email():
     if not raw.strip():
         abort(400, "The request holds no message.")
     if len(raw) > limit:
-        abort(413, f"The message is larger than {limit // (1024 * 1024)} MB.")
+        abort(413, _too_large(limit))
     result = server.handle_raw(raw, envelope)
     if token and result.status != Status.RETRY:  # a retried request may use its token again
         server.spend_token(token)
