@@ -14,10 +14,13 @@ def test_one_mail_gets_at_most_a_few_answers(players, outbox):
     assert len(outbox.to(VICTIM)) == MAX_ANSWERS_PER_MAIL
 
 
-def test_one_address_gets_at_most_so_many_answers_an_hour(players, outbox):
+def test_one_address_gets_at_most_so_many_answers_an_hour(players, outbox, caplog):
     for n in range(MAX_ANSWERS_PER_HOUR + 5):  # an auto-responder that does not say it is one
         players.send(VICTIM, "Re: your mail", f"I am away (message {n}).")
     assert len(outbox.to(VICTIM)) == MAX_ANSWERS_PER_HOUR
+    held = [r.getMessage() for r in caplog.records if r.name == "pbm.service.letters"]
+    assert held == [f"no answer to {VICTIM}: {MAX_ANSWERS_PER_HOUR} mails from that address in the last hour, "
+                    "the most answered"] * 5  # the operator sees why, once a mail
 
 
 def test_one_mail_invites_one_stranger(players, outbox):

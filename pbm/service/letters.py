@@ -13,6 +13,7 @@ for an address without an account): the templates' ``{% trans %}`` blocks and
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -28,6 +29,8 @@ from ..models import Board, InboundMessage, Player, PlayerAddress, Subscription
 from . import ratings
 from .errors import PlayerError
 from .unit import Unit
+
+log = logging.getLogger(__name__)
 
 MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
 MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
@@ -108,6 +111,9 @@ def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False)
     if unit.mail is None or to != unit.mail.sender:
         return True
     unit.answers += 1
+    if unit.answers == max(_answer_budget(unit), 0) + 1:  # once a mail: the operator sees why answers stop
+        log.warning("no answer to %s: %s mails from that address in the last hour, the most answered",
+                    to, MAX_ANSWERS_PER_HOUR)
     return unit.answers <= min(MAX_ANSWERS_PER_MAIL, _answer_budget(unit))
 
 
