@@ -41,7 +41,8 @@ _again: set[int] = set()  # boards changed while their job was running
 _computer_ids: dict[str, int] = {}  # database URL -> the computer's player id
 _looked_up: dict[str, tuple[float, int]] = {}  # database URL -> when it was looked for in vain, and the
 # largest player id then: a seat with a larger id may be a computer made since, by another process
-LOOK_AGAIN = 30.0  # seconds a lookup in vain stands for the players it saw
+LOOK_AGAIN = 5.0  # seconds a lookup in vain stands for the players it saw (a guard for the rare
+# race where the computer's row, made by another process, commits after a newer player's)
 
 
 def player(unit: Unit) -> Player:
