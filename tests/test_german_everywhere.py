@@ -314,3 +314,15 @@ def test_json_text_and_the_webhook_keep_their_own_forms(client):
     assert "POST" in webhook.headers["Allow"]
     assert client.get("/games/9999", headers=GERMAN).status_code == 404  # a route's own sentence stays
     assert "Es gibt kein Brett 9999." in shown(client.get("/games/9999", headers=GERMAN)).texts
+
+
+def test_the_standings_mail_heads_its_columns_in_the_readers_language(players, outbox):
+    assert players.send(ALICE, "language alice alicepw de").status == "applied"
+    assert players.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
+    assert players.send(BOB, "greatkingdom resign 101 bob bobpw").status == "applied"
+    assert players.send(ALICE, "greatkingdom standings").status == "applied"
+    table = body(outbox.to(ALICE)[-1])
+    head = next(line for line in table.splitlines() if "Spieler" in line)
+    assert head.split() == ["Spieler", "Wertung", "Spiele", "gew.", "verl.", "Remis"]
+    row = next(line for line in table.splitlines() if " alice " in line)
+    assert len(row) == len(head)  # the columns stay aligned

@@ -399,3 +399,4 @@ def test_a_preview_says_why_it_stops_at_go_s_scoring(players, outbox):
     assert refused.status == "rejected"
     assert refused.error == ("The preview cannot go on with done: the game is being scored there, and a preview "
                              "plays moves only.")
+

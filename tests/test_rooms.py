@@ -57,8 +57,8 @@ def move(client, play: str, text: str):
 
 
 def buttons(shown: str) -> list[str]:
-    """The moves a page's buttons send (the words that are not points)."""
-    return re.findall(r'name="move" value="(\w+)"', shown)
+    """The moves a page's buttons send (the words that are not points; resign's button asks first)."""
+    return re.findall(r'name="(?:move|ask)" value="(\w+)"', shown)
 
 
 def played(client, play: str, text: str) -> None:
@@ -157,8 +157,7 @@ def test_same_device_acts_for_the_side_to_act_through_go_scoring_and_a_new_round
                                              (0, "mark E5"), (1, "done"), (0, "done")]
     finished = board_of(server, play)
     assert finished.status == "finished" and "Game won by Ada (Black)" in page(client.get(play))
-    played(client, play, "newround")  # the page asks for Black, then for White
-    began = move(client, play, "newround")
+    began = move(client, play, "newround")  # one screen: one press asks for both sides
     again = board_of(server, play)
     assert again.next_board_id is not None
     with reading(server.engine) as session:

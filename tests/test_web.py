@@ -278,8 +278,11 @@ def test_go_targets_buttons_and_scoring_marks(players, client, server):
     assert targets["moves"]["C3"] == "mark C3" and targets["moves"]["G7"] == "mark G7" and "D4" not in targets["moves"]
     assert targets["confirm"] is False and targets["prefix"] == "mark "
     assert re.findall(r'data-action="(\w+)"', scoring) == ["play", "done", "resume", "undo", "propose", "resign"]
-    for seat in (0, 1):
-        assert server.play_by_token(token(server, seat), "done").status == "applied"
+    assert server.play_by_token(token(server, 0), "done").status == "applied"
+    confirmed = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    assert re.findall(r'data-action="(\w+)"', confirmed) == ["play", "resume", "undo", "propose", "resign"]  # once
+    assert server.play_by_token(token(server, 0), "done").status == "rejected"
+    assert server.play_by_token(token(server, 1), "done").status == "applied"
     over = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
     assert re.findall(r'data-action="(\w+)"', over) == ["newround"] and "data-targets" not in over
     assert server.play_by_token(token(server, 0), "newround").status == "applied"

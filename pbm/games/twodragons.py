@@ -205,7 +205,10 @@ class TwoDragons(TurnBased):
     def _score(self, state: TwoDragonsState) -> Outcome:
         white, black = self.scores(state)
         winner = 0 if white > black else 1
-        if white == black:
+        if state.dragons == 1:
+            reason = GameText("the biggest dragon (a tie goes to Black)") if white == black \
+                else GameText("the biggest dragon")
+        elif white == black:
             reason = GameText("the %(count)s biggest dragons (a tie goes to Black)", count=state.dragons)
         else:
             reason = GameText("the %(count)s biggest dragons", count=state.dragons)

@@ -360,9 +360,11 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
         raise PlayerError(lazy_gettext("Board %(board)s was cancelled before its game began, so it has no new "
                                        "round; challenge again for a new game.", board=board.id),
                           USAGE["challenge"])
-    from .rooms import never_joined, room_of  # rooms builds on this module
+    from .computer import USERID as COMPUTER  # the computer and rooms build on this module
+    from .rooms import SAME_DEVICE, never_joined, room_of
 
-    if board.room_id is not None and never_joined(room_of(unit.session, board), board):
+    room = room_of(unit.session, board)
+    if room is not None and never_joined(room, board):
         raise PlayerError(lazy_gettext("Nobody took the invitation of board %(board)s before its game ended, so it "
                                        "gets no new round; start a new game.", board=board.id),
                           lazy_gettext("a new game from the page /new"))
@@ -374,11 +376,9 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     if board.newround_votes & 1 << seat:
         raise PlayerError(lazy_gettext("You have already asked for a new round of board %(board)s; it starts when "
                                        "%(other)s agrees.", board=board.id, other=players[1 - seat].userid))
-    from .computer import USERID as COMPUTER  # the computer builds on this module
-
     board.newround_votes |= 1 << seat
-    if players[1 - seat].userid == COMPUTER:  # always ready for another game
-        board.newround_votes |= 1 << (1 - seat)
+    if players[1 - seat].userid == COMPUTER or (room is not None and room.mode == SAME_DEVICE):
+        board.newround_votes = 0b11  # the computer is always ready; on one screen both sides asked
     unit.session.add(board)
     unit.board_changed(board)  # its pages show the vote, and then the new round
     if board.newround_votes != 0b11:

@@ -177,7 +177,8 @@ def buttons(view: BoardView, seat: int | None, answerer: int | None = None) -> l
     found = []
     if acting(view, seat):
         texts = {view.game.format_move(m) for m in view.game.legal_moves(view.state)}
-        found = [Button(action, gettext(label)) for action, label in ACTIONS.items() if action in texts]
+        found = [Button(action, gettext(label)) for action, label in ACTIONS.items()  # done: not confirmed twice
+                 if action in texts and _legal(view, seat, action)]
     return found + request_buttons(view, seat, seat if answerer is None else answerer) + [
         Button("resign", gettext("Resign"))]
 

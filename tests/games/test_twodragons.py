@@ -119,6 +119,8 @@ def test_score_counts_the_n_biggest_dragons_and_ties_go_to_black():
     assert tie.outcome == Outcome(1, "the 2 biggest dragons (a tie goes to Black)", "White 4, Black 4", "score", 0)
     three = replace(state, dragons=3)
     assert TD.scores(three) == (4, 5)
+    one = play(replace(state, dragons=1), "pass", "pass")
+    assert one.outcome == Outcome(1, "the biggest dragon (a tie goes to Black)", "White 2, Black 2", "score", 0)
 
 
 def test_no_legal_point_means_pass_and_the_player_is_told():
