@@ -183,3 +183,17 @@ def test_a_wrong_password_and_an_unknown_userid_each_cost_one_hash(players, monk
     assert wrong.status == unknown.status == "rejected"
     assert "password for alice is wrong" in wrong.error and "no player called nobody" in unknown.error
     assert hashed == ["guess1", "guess2"]
+
+
+def test_a_play_page_with_its_database_down_is_a_503_page_not_a_bare_500(tmp_path):
+    from tests.conftest import free_port
+
+    down = f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/none"  # nothing listens there
+    app = create_app(settings(tmp_path, down))
+    try:
+        response = app.test_client().get("/play/abcdefghij0123456789")
+    finally:
+        app.extensions["pbm"].engine.dispose()
+    assert response.status_code == 503
+    assert "The server failed; try again later." in response.get_data(as_text=True)
+    assert response.headers["Content-Security-Policy"]  # our page, with its headers

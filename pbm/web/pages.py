@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import func, or_, text
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import select
 
 from .. import i18n
@@ -179,11 +180,15 @@ def page_language() -> str:
 
 
 def _seat_language(token: str) -> str | None:
-    """The mail language of the player whose private token this is."""
-    with reading(service().engine) as session:
-        return session.exec(select(Player.language).join(Board, or_(
-            (Board.token0 == token) & (Board.seat0_id == Player.id),
-            (Board.token1 == token) & (Board.seat1_id == Player.id)))).first()
+    """The mail language of the player whose private token this is; None also when the
+    database cannot say (its error page must not need the database)."""
+    try:
+        with reading(service().engine) as session:
+            return session.exec(select(Player.language).join(Board, or_(
+                (Board.token0 == token) & (Board.seat0_id == Player.id),
+                (Board.token1 == token) & (Board.seat1_id == Player.id)))).first()
+    except DBAPIError:
+        return None
 
 
 @bp.get("/language/<code>")
