@@ -650,3 +650,13 @@ def test_a_nul_character_in_an_address_query_or_form_is_a_400(client, server, ga
     posted = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6", "number": "2", "comment": "a\x00b"})
     assert posted.status_code == 400 and client.get("/games/101.json").json["move"] == 1
     assert client.post("/play/%00", data={"csrf": csrf, "move": "F6"}).status_code == 400
+
+
+def test_the_webhook_refuses_a_post_from_a_web_page(client, players):
+    # the open webhook of `make run`: any page the user visits could post a form to it
+    raw = make_mail(ALICE, "help", "")
+    response = client.post("/inbound/email", data={"email": raw.decode()},
+                           headers={"Origin": "https://evil.example"})
+    assert response.status_code == 403
+    assert response.json["error"] == "The webhook takes mail from mail systems, not from web pages."
+    assert client.post("/inbound/email", data={"email": raw.decode()}).json["status"] == "applied"

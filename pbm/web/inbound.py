@@ -102,6 +102,8 @@ def inbound_email():
     limit = settings.max_message_bytes
     if request.content_length is not None and request.content_length > limit + 256 * 1024:
         abort(413, _too_large(limit))
+    if request.headers.get("Origin"):  # a web page's form or script (any site's): a mail system sends none
+        abort(403, "The webhook takes mail from mail systems, not from web pages.")
     _check_secret(settings)
     envelope: list[str] = []
     token = None

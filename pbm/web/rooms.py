@@ -39,7 +39,8 @@ COOKIE_DAYS = 180  # a browser keeps its seat's key this long
 FIELDS = ("game", "mode", "side", "name", "guest_name", "email", "form_key")  # every other field is a game option
 FORM_KEY_SECONDS = 24 * 3600  # a new game form older than this is opened again
 # User agents that fetch a shared link to show a preview card: they must not take the seat.
-PREVIEWERS = re.compile(r"bot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
+# "bot" as a word or before "/" (Googlebot/2.1), never inside a name (a CUBOT phone is a person's)
+PREVIEWERS = re.compile(r"\bbot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
                         r"telegram|skype|embedly|linkedin|mastodon|vkshare|pagerenderer|viber|iframely|"
                         r"microsoft office|google-safety", re.IGNORECASE)
 
