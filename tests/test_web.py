@@ -660,3 +660,10 @@ def test_the_webhook_refuses_a_post_from_a_web_page(client, players):
     assert response.status_code == 403
     assert response.json["error"] == "The webhook takes mail from mail systems, not from web pages."
     assert client.post("/inbound/email", data={"email": raw.decode()}).json["status"] == "applied"
+
+
+def test_a_page_refuses_a_large_request_before_reading_its_form(client):
+    response = client.post("/", data={"x": "y" * 1_000_000})  # a route that takes no POST at all
+    assert response.status_code == 413
+    move = client.post("/play/abcdefghij0123456789", data={"comment": "y" * 300_000})
+    assert move.status_code == 413

@@ -73,6 +73,17 @@ def static_url(filename: str) -> str:
     return url_for("static", filename=filename, v=versions[filename])
 
 
+MAX_PAGE_REQUEST = 256 * 1024  # bytes a page's form may send: a move and its comment are far smaller
+
+
+def limit_page_requests():
+    """Only the webhook takes whole mails (up to the message limit); a page's request
+    is refused over MAX_PAGE_REQUEST before its form is read (10 MB of form cost
+    seconds of CPU before a route could refuse it)."""
+    if request.blueprint != "inbound":
+        request.max_content_length = MAX_PAGE_REQUEST
+
+
 def refuse_nul_characters():
     """No address, query or form field of a page holds a NUL character (PostgreSQL's
     text cannot; the webhook takes whole mails, hostile bytes and all)."""
@@ -185,6 +196,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp, standings_bp):
         app.register_blueprint(blueprint)
     app.before_request(speak_page_language)
+    app.before_request(limit_page_requests)
     app.before_request(refuse_nul_characters)
     app.teardown_request(stop_speaking_page_language)
     app.after_request(security_headers)
