@@ -344,6 +344,22 @@ def test_streams_are_capped_and_end_after_their_time(app, client, players):
     assert client.get("/play/notatoken/events").status_code == 404
 
 
+def test_one_client_may_hold_a_quarter_of_the_streams(app, client, players):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    app.config.update(PBM_MAX_STREAMS=8)
+    one, other = {"REMOTE_ADDR": "198.51.100.7"}, {"REMOTE_ADDR": "203.0.113.9"}
+    held = [client.get("/games/101/events?known=0", buffered=False, environ_base=one) for _ in range(2)]
+    try:
+        refused = client.get("/games/101/events?known=0", environ_base=one)
+        assert refused.status_code == 503  # this client has its share
+        held.append(client.get("/games/101/events?known=0", buffered=False, environ_base=other))
+        assert held[-1].status_code == 200  # another still gets one
+    finally:
+        for response in held:
+            response.close()
+    assert app.extensions["pbm_streams"].open == 0 and app.extensions["pbm_streams"].by_client == {}
+
+
 # -- between processes: LISTEN/NOTIFY on PostgreSQL, datagrams on SQLite ---------------
 
 

@@ -24,10 +24,12 @@ fetches its new list). Changes of other players' boards wake no such stream.
 Each stream holds a server thread while it is open, so a process serves at
 most MAX_STREAMS at once (``pbm serve`` runs enough threads for them and
 eight more for pages); one more is told 503 and its page tries again later.
+One client address holds at most a quarter of them (``Streams``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import threading
@@ -49,22 +51,40 @@ HEARTBEAT_SECONDS = 8.0  # a comment line this often finds a closed connection
 LISTENER_READY_SECONDS = 5.0
 
 class Streams:
-    """How many streams one application serves now, against its cap."""
+    """How many streams one application serves now, against its cap; and per client
+    address, against a quarter of it, so that one client cannot take every stream
+    (loopback is not counted apart: behind a reverse proxy every client comes from it)."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.open = 0
+        self.by_client: dict[str, int] = {}
 
-    def reserve(self, cap: int) -> bool:
+    def reserve(self, cap: int, client: str | None) -> bool:
         with self.lock:
-            if self.open >= cap:
+            mine = self.by_client.get(client, 0) if client else 0
+            if self.open >= cap or mine >= max(2, cap // 4):
                 return False
             self.open += 1
+            if client:
+                self.by_client[client] = mine + 1
             return True
 
-    def release(self) -> None:
+    def release(self, client: str | None) -> None:
         with self.lock:
             self.open -= 1
+            if client:
+                left = self.by_client.pop(client) - 1
+                if left:
+                    self.by_client[client] = left
+
+
+def _client() -> str | None:
+    """The address a stream is counted against (None: loopback, a proxy or this machine)."""
+    try:
+        return None if ipaddress.ip_address(request.remote_addr or "127.0.0.1").is_loopback else request.remote_addr
+    except ValueError:
+        return request.remote_addr
 
 
 def streams() -> Streams:
@@ -101,8 +121,8 @@ MARK = re.compile(r"[0-9a-f]{1,64}")
 def _stream(board_id: int, seat: str | None = None, tab: str | None = None, player: int | None = None) -> Response:
     """The stream of one page; ``player``: a play page's player, whose list of boards
     it follows when the page sends ``?boards=``."""
-    slots = streams()
-    if not slots.reserve(current_app.config.get("PBM_MAX_STREAMS", MAX_STREAMS)):
+    slots, client = streams(), _client()
+    if not slots.reserve(current_app.config.get("PBM_MAX_STREAMS", MAX_STREAMS), client):
         return Response("Too many pages are open on this server; this page tries again shortly.\n",
                         503, {"Retry-After": "10", "Cache-Control": "no-store"}, mimetype="text/plain")
     shown = request.args.get("boards") if player is not None else None
@@ -116,7 +136,7 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None, play
             version = board_or_404(session, board_id).version
             listed = boards_mark(session, player) if shown is not None else None
     except BaseException:
-        slots.release()
+        slots.release(client)
         raise
     known = _known()
     seconds = current_app.config.get("PBM_STREAM_SECONDS", STREAM_SECONDS)
@@ -163,7 +183,7 @@ def _stream(board_id: int, seat: str | None = None, tab: str | None = None, play
 
     response = Response(generate(), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-    response.call_on_close(slots.release)  # every WSGI server closes the response
+    response.call_on_close(lambda: slots.release(client))  # every WSGI server closes the response
     return response
 
 
