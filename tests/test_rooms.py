@@ -519,6 +519,23 @@ def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
     app.extensions["pbm"].engine.dispose()
 
 
+def test_new_rounds_count_against_the_same_quota(overrides):
+    app = create_app({**overrides, "new_games_per_hour": 2})
+    client = app.test_client()
+    play = start(client)  # game 1 of the hour
+    played(client, play, "resign")
+    played(client, play, "newround")  # game 2: the new round (one press on one screen)
+    second = board_of(app.extensions["pbm"], play).next_board_id
+    with reading(app.extensions["pbm"].engine) as session:
+        newer = session.get(Board, second)
+    played(client, f"/play/{newer.token0}", "resign")
+    refused = move(client, f"/play/{newer.token0}", "newround")
+    assert refused.status_code == 429 and "the most allowed" in page(refused)
+    with reading(app.extensions["pbm"].engine) as session:
+        assert session.get(Board, second).next_board_id is None
+    app.extensions["pbm"].engine.dispose()
+
+
 def test_browser_seats_go_by_their_chosen_names_in_lists_records_and_refusals(client, server, players, outbox):
     """A guest seat's userid (guest-...) is an internal key: what others read is the name."""
     play = start(client, mode="friend", name="Ada", guest_name="Grace")

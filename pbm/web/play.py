@@ -169,9 +169,19 @@ def play(token: str):
         return _page(token, "board.html", confirm_resign=True)
     if not move:
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
+    asks_new_round = move.lower() == "newround"
+    if asks_new_round:
+        from .rooms import refuse_past_the_quota  # rooms builds on this module
+
+        refuse_past_the_quota()  # a new round makes a board, as /new does: the same quota
     result = service().play_by_token(token, move, comment, number)
     if result.status == "applied":
-        return redirect(url_for("play.play", token=_latest_token(token)), code=303)
+        latest = _latest_token(token)
+        if asks_new_round and latest != token:
+            from .rooms import count_new_game
+
+            count_new_game()
+        return redirect(url_for("play.play", token=latest), code=303)
     if result.board is None:
         abort(404, result.error)
     notice = _already_played(token, number, move)

@@ -81,7 +81,7 @@ def new_form():
 def new_game():
     if not same_origin() or request.headers.get("Origin") == "null" and not _form_key_valid():
         abort(403, _("This form was not sent from this site's new game page; open /new and try again."))
-    _refuse_past_the_quota()
+    refuse_past_the_quota()
     form = request.form
     typed = {key: value[:200] for key, value in form.items()}
     name = form.get("game", "").strip().lower()
@@ -94,7 +94,7 @@ def new_game():
                               language=current())  # the page's: the invitation mail speaks it
     except PlayerError as error:
         return _form_page(shown, typed, str(error), 400)
-    _count_new_game()
+    count_new_game()
     response = redirect(url_for("play.play", token=started.token), code=303)
     if started.host_key:
         _keep(response, started.invite, started.host_key)
@@ -110,14 +110,16 @@ def _new_games_window() -> tuple[MovingWindowRateLimiter, RateLimitItemPerHour]:
     return window, RateLimitItemPerHour(service().settings.new_games_per_hour)
 
 
-def _refuse_past_the_quota() -> None:
+def refuse_past_the_quota() -> None:
+    """429 once this client address has started its games for the hour (on /new, or by
+    a new round from a play page, which makes a board as /new does)."""
     window, limit = _new_games_window()
     if not window.test(limit, "new", request.remote_addr or "?"):
         abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
                      "resume one of them, or try again later.", count=limit.amount))
 
 
-def _count_new_game() -> None:
+def count_new_game() -> None:
     window, limit = _new_games_window()
     window.hit(limit, "new", request.remote_addr or "?")
 
