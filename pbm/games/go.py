@@ -259,9 +259,6 @@ class Go(Declared):
             return replace(state, phase=PLAY, dead=frozenset(), confirmed=frozenset(), passes=0,
                            turn=mover)
         if move == DONE:
-            if side in state.confirmed:
-                raise IllegalMoveError("You have confirmed this marking already; the game ends when your opponent "
-                                       "confirms it too (a new mark asks you both again).")
             confirmed = state.confirmed | {side}
             if len(confirmed) < 2:
                 return replace(state, confirmed=confirmed)

@@ -24,7 +24,7 @@ from ..commands import USAGE, CommandError, Usage, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
-from ..games import Game, MoveError, Outcome, get_game
+from ..games import Game, IllegalMoveError, MoveError, Outcome, get_game
 from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from . import letters, ratings
@@ -215,8 +215,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if (refusal := overlong(text)) is not None:
         raise PlayerError(refusal, notation(game))
     try:
-        move = game.parse_move(text, state)
-        state = game.apply(state, seat, move)
+        move, state = applied(game, state, seat, text)
     except MoveError as error:
         raise PlayerError(lazy_sentence(error), notation(game)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
@@ -224,6 +223,17 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_on(unit, board, game, state, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
+
+
+def applied(game: Game, state, seat: int, text: str) -> tuple[object, object]:
+    """``seat``'s move ``text`` and the position after it; MoveError when the rules
+    refuse it, or when it would change nothing (Go's ``done`` sent again: the rules
+    take it, as either player may confirm, but it would be logged and mailed again)."""
+    move = game.parse_move(text, state)
+    after = game.apply(state, seat, move)
+    if after == state:
+        raise IllegalMoveError("%(move)s changes nothing: you have sent it already.", move=game.format_move(move))
+    return move, after
 
 
 def _played_before(unit: Unit, board: Board, seat: int, text: str) -> MoveRecord | None:

@@ -151,7 +151,7 @@ def explain(view: BoardView, seat: int, text: str) -> str | None:
     if (refusal := service_boards.overlong(text)) is not None:
         return str(refusal)
     try:
-        game.apply(state, seat, game.parse_move(text, state))
+        service_boards.applied(game, state, seat, text)
     except MoveError as error:
         return game_sentence(error)
     return None

@@ -299,12 +299,3 @@ def test_what_stands_on_each_point_is_named_for_the_keyboard_cursor():
         state = GO.apply(state, seat, GO.parse_move(point, state))
     assert GO.point_contents(state) == {"D4": "a black stone", "E5": "a white stone"}
 
-
-def test_a_player_confirms_a_marking_once():
-    state = GO.initial_state({"size": 9})
-    for seat, move in enumerate(("pass", "pass")):
-        state = GO.apply(state, seat, GO.parse_move(move, state))
-    state = GO.apply(state, 0, GO.parse_move("done", state))
-    with pytest.raises(IllegalMoveError, match="You have confirmed this marking already"):
-        GO.apply(state, 0, GO.parse_move("done", state))
-    assert GO.apply(state, 1, GO.parse_move("done", state)).phase == "over"
