@@ -10,7 +10,8 @@ from datetime import timedelta
 from sqlmodel import Session, delete, func, or_, select
 
 from .. import i18n
-from ..commands import GAMES_FILTERS, USAGE, Command
+from ..commands import GAMES_FILTERS, Command
+from ..usage import USAGE
 from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
 from ..models import Board, Confirmation, Player, PlayerAddress, Subscription, Vacation

@@ -1,7 +1,7 @@
 """Boards: the only writer of the move log and of the board's cached state.
 
 Every change to a board (a move, a forced move the server plays, a pass, a
-resignation, an expiry or cancellation, a new round) goes through ``append``,
+resignation, an expiry or cancellation) goes through ``append``,
 which adds the log entry and brings the cached state, the turn and the
 deadlines up to date in the same transaction. ``rebuild`` replays every log
 into its cache and reports what differed.
@@ -20,13 +20,14 @@ from sqlmodel import Session, select
 
 from ..boardview import (LOG_INSERT, BoardView, board_state, lazy_sentence, load_players, load_records,
                          player_name, remember_state)
-from ..commands import USAGE, CommandError, Usage, match_word
+from ..commands import CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
 from ..games import Game, IllegalMoveError, MoveError, Outcome, get_game
 from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
+from ..usage import USAGE, Usage
 from . import letters, ratings
 from .errors import PlayerError
 from .unit import Unit, run
@@ -180,6 +181,8 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     state = current_state(game, board)
     text = spelled_out(game, state, text.strip())
     if text.lower() == "newround":
+        from .rounds import new_round  # rounds builds on this module
+
         new_round(unit, board, seat, players)
         return
     if board.status != "active":
@@ -353,54 +356,6 @@ def end(unit: Unit, board: Board, kind: str, seat: int | None) -> Outcome:
     append(unit, board, game, kind=kind, seat=seat, text=kind, state=current_state(game, board),
            outcome=outcome)
     return outcome
-
-
-def new_round(unit: Unit, board: Board, seat: int, players) -> None:
-    """``newround`` on a finished board: when both players asked, a fresh board starts
-    with the same players, sides and options."""
-    game = get_game(board.game)
-    if board.status == "active":
-        raise PlayerError(lazy_gettext("Board %(board)s is still being played; a new round can start once it "
-                                       "is over.", board=board.id))
-    if board.next_board_id is not None:
-        raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
-                                       board=board.id, next=board.next_board_id))
-    ended = Outcome.from_json(board.outcome)  # its kind filled in for outcomes stored without one
-    if ended is not None and ended.kind == "cancellation":
-        raise PlayerError(lazy_gettext("Board %(board)s was cancelled before its game began, so it has no new "
-                                       "round; challenge again for a new game.", board=board.id),
-                          USAGE["challenge"])
-    from .computer import USERID as COMPUTER  # the computer and rooms build on this module
-    from .rooms import SAME_DEVICE, never_joined, room_of
-
-    room = room_of(unit.session, board)
-    if room is not None and never_joined(room, board):
-        raise PlayerError(lazy_gettext("Nobody took the invitation of board %(board)s before its game ended, so it "
-                                       "gets no new round; start a new game.", board=board.id),
-                          lazy_gettext("a new game from the page /new"))
-    gone = [player.userid for player in players if player.closed_at is not None]
-    if gone:
-        raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "
-                                       "someone else to a new game.", name=gone[0], board=board.id),
-                          USAGE["challenge"])
-    if board.newround_votes & 1 << seat:
-        raise PlayerError(lazy_gettext("You have already asked for a new round of board %(board)s; it starts when "
-                                       "%(other)s agrees.", board=board.id, other=players[1 - seat].userid))
-    board.newround_votes |= 1 << seat
-    if players[1 - seat].userid == COMPUTER or (room is not None and room.mode == SAME_DEVICE):
-        board.newround_votes = 0b11  # the computer is always ready; on one screen both sides asked
-    unit.session.add(board)
-    unit.board_changed(board)  # its pages show the vote, and then the new round
-    if board.newround_votes != 0b11:
-        for reader, player in enumerate(players):
-            letters.send(unit, player.email, "newround_asked", board=board,
-                         reply_to=letters.player_reply_to(unit, board, reader), game=game,
-                         asker=players[seat].userid, asking=reader == seat, other=players[1 - seat].userid)
-        return
-    new = new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
-    new.room_id = board.room_id  # a browser game's rounds stay in its room
-    board.next_board_id = new.id
-    letters.board_mails(unit, new, players, occasion="newround", previous=board.id)
 
 
 def rebuild(engine: Engine, settings: Settings) -> list[str]:

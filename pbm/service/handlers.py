@@ -13,7 +13,8 @@ from typing import Callable
 from sqlalchemy import func
 from sqlmodel import select
 
-from ..commands import USAGE, Command
+from ..commands import Command
+from ..usage import USAGE
 from ..boardview import lazy_sentence
 from ..games import REGISTRY, OptionError, get_game
 from ..i18n import LazyText, lazy_gettext, ngettext

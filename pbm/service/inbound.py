@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..command_passwords import credentials
-from ..commands import (USAGE, Command, CommandError, begins_command, game_of_line, is_multiple, parse_command,
+from ..commands import (Command, CommandError, begins_command, game_of_line, is_multiple, parse_command,
                         split_move_number)
 from ..config import Settings
 from ..db import NeedsLock, refusal_runs_again
@@ -19,6 +19,7 @@ from ..games import MoveError, OptionError, get_game
 from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
+from ..usage import USAGE
 from . import accounts, boards, letters
 from .errors import PlayerError
 from .handlers import HANDLERS

@@ -8,7 +8,8 @@ from sqlalchemy import or_
 from sqlmodel import select
 
 from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
-from ..commands import USAGE, Command
+from ..commands import Command
+from ..usage import USAGE
 from ..games import MoveError, get_game
 from ..i18n import LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from ..boardview import BoardView, lazy_sentence, load_players, load_records
 from ..movelog import OWN_MOVES, LogEntry, ending, in_force, log_entries, replay
-from ..commands import USAGE, Command
+from ..commands import Command
+from ..usage import USAGE
 from ..games import Game, InvalidMoveError, MoveError, get_game
 from ..i18n import LazyText, lazy_gettext
 from ..models import Board, Player

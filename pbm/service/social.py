@@ -24,7 +24,8 @@ from datetime import timedelta
 from sqlalchemy import and_, func, or_, update
 from sqlmodel import select
 
-from ..commands import USAGE, Command
+from ..commands import Command
+from ..usage import USAGE
 from ..games import get_game
 from ..i18n import LazyText, lazy_gettext, number
 from ..models import Board, Chat, Player, Subscription, Vacation
