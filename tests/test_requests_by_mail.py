@@ -393,6 +393,13 @@ def test_a_preview_plays_the_forced_replies_a_real_move_gets(players, outbox):
     assert "It is alice's turn (Blue)." in shown
 
 
+def test_a_preview_says_when_the_game_is_over_in_it(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    refused = players.send(ALICE, "greatkingdom preview 101 pass pass D4")  # two passes end it
+    assert refused.status == "rejected"
+    assert refused.error == "The preview cannot go on with D4: the game is over there."
+
+
 def test_a_preview_says_why_it_stops_at_go_s_scoring(players, outbox):
     players.send(ALICE, "go challenge alice bob")
     refused = players.send(ALICE, "go preview 101 D4 pass pass done")

@@ -244,8 +244,13 @@ def _played_before(unit: Unit, board: Board, seat: int, text: str) -> MoveRecord
     last = unit.session.exec(select(MoveRecord).where(
         MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))
         .order_by(MoveRecord.number.desc()).limit(1)).first()
-    same = lambda move: "".join(move.split()).lower()  # noqa: E731
-    return last if last is not None and same(last.text) == same(text) else None
+    return last if last is not None and same_move(last.text, text) else None
+
+
+def same_move(logged: str, sent: str) -> bool:
+    """Whether a move sent again (by mail, or by a form sent twice) is the logged one:
+    spaces and case aside (``d4`` is ``D4``)."""
+    return "".join(logged.split()).lower() == "".join(sent.split()).lower()
 
 
 def overlong(text: str) -> LazyText | None:

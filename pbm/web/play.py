@@ -63,8 +63,7 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
         seats = link_seats(session, board, token)
         record = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id,
                                                        MoveRecord.number == number)).first()
-    same = lambda text: "".join(text.split()).lower()  # noqa: E731
-    if record is None or record.seat not in seats or same(record.text) != same(move):
+    if record is None or record.seat not in seats or not service_boards.same_move(record.text, move):
         return None
     return _("Your move %(move)s was already played (move %(number)s); it was not sent twice.", move=record.text,
              number=record.number)
