@@ -19,6 +19,7 @@ import json
 import mailbox
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -121,6 +122,9 @@ class Client:
         return answer, time.perf_counter() - start
 
 
+BOARD_SUBJECT = re.compile(r" Board (\d+) ")
+
+
 def reply_tags(maildir: str, players: set[tuple[int, str]]) -> dict[tuple[int, str], str]:
     """(board, player address) -> that player's Reply-To, read from the delivered mails;
     waits until each of ``players`` has its board mail (mail goes out after the answer)."""
@@ -130,9 +134,9 @@ def reply_tags(maildir: str, players: set[tuple[int, str]]) -> dict[tuple[int, s
         delivered = mailbox.Maildir(maildir, create=False).itervalues() if Path(maildir, "new").is_dir() else []
         for raw in delivered:
             m = message_from_bytes(raw.as_bytes(), policy=policy.default)
-            if m["Reply-To"]:
-                board = int(str(m["Subject"]).split()[3])
-                tags[(board, m["To"].addresses[0].addr_spec)] = m["Reply-To"].addresses[0].addr_spec
+            board = BOARD_SUBJECT.search(str(m["Subject"]))
+            if m["Reply-To"] and board:  # a board mail (the signup answer has a Reply-To too)
+                tags[(int(board[1]), m["To"].addresses[0].addr_spec)] = m["Reply-To"].addresses[0].addr_spec
         if players <= tags.keys():
             return tags
         if time.monotonic() > deadline:
