@@ -4,6 +4,7 @@ rejoin, a full room, a closed one, link previewers), games against the computer,
 the invitation mail and its limit, expiry, and bad input answered with a sentence."""
 
 import re
+import threading
 from datetime import timedelta
 from html import unescape
 
@@ -13,7 +14,7 @@ from sqlmodel import select
 from pbm import create_app
 from pbm.db import reading
 from pbm.models import Board, MoveRecord, OutboxMail, Player, Room, utcnow
-from pbm.service import computer
+from pbm.service import computer, rooms
 
 from .conftest import body
 
@@ -516,6 +517,38 @@ def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
         assert len(session.exec(select(Room)).all()) == 2
     other.environ_base["REMOTE_ADDR"] = "192.0.2.7"
     start(other)  # another address is not held back
+    app.extensions["pbm"].engine.dispose()
+
+
+def test_a_burst_of_simultaneous_forms_starts_no_more_games_than_the_quota(overrides, monkeypatch):
+    """Four forms from one address arrive together: each would pass a quota checked
+    before any of them was counted. Starting a game here waits (up to 2 s) until all
+    four are starting at once, which only happens when nothing holds them apart."""
+    app = create_app({**overrides, "new_games_per_hour": 2})
+    together = threading.Barrier(4, timeout=2)
+    unhurried = rooms.start
+
+    def start_together(*args, **kwargs):
+        try:
+            together.wait()
+        except threading.BrokenBarrierError:
+            pass  # held apart: the forms go one at a time
+        return unhurried(*args, **kwargs)
+
+    monkeypatch.setattr(rooms, "start", start_together)
+    answers = []
+
+    def send_form():
+        answers.append(app.test_client().post("/new", data={"game": "go", "mode": "same-device"}).status_code)
+
+    senders = [threading.Thread(target=send_form) for _ in range(4)]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join()
+    assert sorted(answers) == [303, 303, 429, 429]
+    with reading(app.extensions["pbm"].engine) as session:
+        assert len(session.exec(select(Room)).all()) == 2
     app.extensions["pbm"].engine.dispose()
 
 

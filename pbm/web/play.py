@@ -168,19 +168,17 @@ def play(token: str):
         return _page(token, "board.html", confirm_resign=True)
     if not move:
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
-    asks_new_round = move.lower() == "newround"
-    if asks_new_round:
-        from .rooms import refuse_past_the_quota  # rooms builds on this module
+    if move.lower() == "newround":
+        from .rooms import new_game_quota  # rooms builds on this module
 
-        refuse_past_the_quota()  # a new round makes a board, as /new does: the same quota
-    result = service().play_by_token(token, move, comment, number)
+        with new_game_quota() as count:  # a new round makes a board, as /new does: the same quota
+            result = service().play_by_token(token, move, comment, number)
+            if result.status == "applied" and _latest_token(token) != token:
+                count()
+    else:
+        result = service().play_by_token(token, move, comment, number)
     if result.status == "applied":
-        latest = _latest_token(token)
-        if asks_new_round and latest != token:
-            from .rooms import count_new_game
-
-            count_new_game()
-        return redirect(url_for("play.play", token=latest), code=303)
+        return redirect(url_for("play.play", token=_latest_token(token)), code=303)
     if result.board is None:
         abort(404, result.error)
     notice = _already_played(token, number, move)

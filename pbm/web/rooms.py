@@ -15,8 +15,11 @@ itself (``static/rooms.js``, localStorage), and ``/new`` lists them to resume.
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from flask import Blueprint, abort, current_app, make_response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, make_response, redirect, render_template, request, url_for
 
 from itsdangerous import BadData, URLSafeTimedSerializer
 from limits import RateLimitItemPerHour
@@ -81,7 +84,13 @@ def new_form():
 def new_game():
     if not same_origin() or request.headers.get("Origin") == "null" and not _form_key_valid():
         abort(403, _("This form was not sent from this site's new game page; open /new and try again."))
-    refuse_past_the_quota()
+    with new_game_quota() as count:
+        return _start_from_form(count)
+
+
+def _start_from_form(count: Callable[[], None]) -> Response:
+    """Start the game the form asks for and answer with its play page (``count``
+    once it exists), or the form again with the reason it was refused."""
     form = request.form
     typed = {key: value[:200] for key, value in form.items()}
     name = form.get("game", "").strip().lower()
@@ -94,7 +103,7 @@ def new_game():
                               language=current())  # the page's: the invitation mail speaks it
     except PlayerError as error:
         return _form_page(shown, typed, str(error), 400)
-    count_new_game()
+    count()
     response = redirect(url_for("play.play", token=started.token), code=303)
     if started.host_key:
         _keep(response, started.invite, started.host_key)
@@ -110,18 +119,23 @@ def _new_games_window() -> tuple[MovingWindowRateLimiter, RateLimitItemPerHour]:
     return window, RateLimitItemPerHour(service().settings.new_games_per_hour)
 
 
-def refuse_past_the_quota() -> None:
-    """429 once this client address has started its games for the hour (on /new, or by
-    a new round from a play page, which makes a board as /new does)."""
+@contextmanager
+def new_game_quota() -> Iterator[Callable[[], None]]:
+    """The /new quota around starting a game (on /new, or by a new round from a play
+    page, which makes a board as /new does): 429 once this client address has started
+    its games for the hour; the caller calls what this yields once its board is made.
+    Checking, starting and counting are one step in this process (a lock), so a burst
+    of simultaneous forms cannot all pass a quota checked before any of them counted."""
     window, limit = _new_games_window()
-    if not window.test(limit, "new", request.remote_addr or "?"):
-        abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
-                     "resume one of them, or try again later.", count=limit.amount))
+    address = request.remote_addr or "?"
+    with _STARTING:
+        if not window.test(limit, "new", address):
+            abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
+                         "resume one of them, or try again later.", count=limit.amount))
+        yield lambda: window.hit(limit, "new", address)
 
 
-def count_new_game() -> None:
-    window, limit = _new_games_window()
-    window.hit(limit, "new", request.remote_addr or "?")
+_STARTING = threading.Lock()
 
 
 def form_key() -> str:
