@@ -44,7 +44,7 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    verb: str  # help signup change_password change_address challenge move show games history preview
+    verb: str  # help signup change_password change_address challenge move show games (all: all show) history preview
     # (resign is a move), subscribe unsubscribe chat message vacation add signoff standings accept
     # reject limit language, and the MOVE_LATER_VERBS
     game: str | None = None
@@ -264,7 +264,7 @@ def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Comm
     if which == "next" and userid is None:
         raise CommandError(lazy_gettext("'next' lists the boards where a player is to move: name the player."),
                            USAGE[verb])
-    return Command("games", game=game, userid=userid, args=(which,))
+    return Command(verb, game=game, userid=userid, args=(which,))
 
 
 SERVER_OPTIONS = ("nagtime", "expiretime", "forfeittime")  # --forfeittime: pbmserv's name for --expiretime

@@ -370,6 +370,9 @@ def test_all_show_lists_the_boards_of_every_game(players, outbox):
     assert "  101  greatkingdom" in listing and "  102  go" in listing and "  103" not in listing
     players.send(BOB, "all show alice")
     assert "  103  dragons" in body(outbox.new()[-1])
+    refused = players.send(BOB, "all show alicia")
+    assert refused.error == "There is no player called alicia."
+    assert "all show <userid> [next | active]" in body(outbox.new()[-1])  # what to send instead
 
 
 def test_the_pages_show_chats_to_the_players_and_who_is_away(server, players, outbox, client):

@@ -188,6 +188,7 @@ HANDLERS: dict[str, Handler] = {
     "history": queries.history,
     "preview": queries.preview,
     "games": queries.games,
+    "all": queries.games,
     "multiple": multiple,
     "language": accounts.set_language,
     # social

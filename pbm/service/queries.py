@@ -122,7 +122,7 @@ def games(unit: Unit, command: Command, comment: str) -> None:
         player = s.exec(select(Player).where(Player.userid == command.userid)).first()
         if player is None:
             raise PlayerError(lazy_gettext("There is no player called %(name)s.", name=command.userid),
-                              USAGE["games"])
+                              USAGE[command.verb])
         query = query.where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
     which = command.args[0] if command.args else "all"
     if which != "all":
