@@ -16,7 +16,8 @@ position of the game. Passing is always allowed.
 
 Two passes in a row open the scoring. Either player may:
     mark D4    toggle the whole group at D4 between dead and alive
-    done       confirm the current marking (a new mark clears confirmations)
+    done       confirm the current marking, once (a new mark clears
+               confirmations)
     resume     clear the marks and play on; the player who did not pass
                last moves next
 When both players have confirmed the same marking, dead stones are removed
@@ -58,7 +59,7 @@ Brettstellung der Partie; Passen ist immer erlaubt.
 Zweimal Passen öffnet die Auswertung. Jeder Spieler kann:
     mark D4    die ganze Gruppe auf D4 als tot markieren (oder wieder
                als lebend)
-    done       den Stand bestätigen (neue Markierungen löschen
+    done       den Stand bestätigen, einmal (neue Markierungen löschen
                Bestätigungen)
     resume     die Markierungen aufheben und weiterspielen; es zieht,
                wer nicht zuletzt gepasst hat
