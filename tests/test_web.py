@@ -472,7 +472,7 @@ def test_healthz(client):
     assert response.status_code == 200 and response.json == {"status": "ok", "database": "ok"}
 
 
-def test_healthz_says_when_the_maildir_cannot_be_made(database_url, tmp_path):
+def test_healthz_says_when_the_maildir_cannot_be_made_and_the_log_says_where(database_url, tmp_path, caplog):
     from pbm import create_app
 
     (tmp_path / "afile").write_text("not a folder")
@@ -480,8 +480,9 @@ def test_healthz_says_when_the_maildir_cannot_be_made(database_url, tmp_path):
                       "maildir": str(tmp_path / "afile" / "box"), "secret_key": "x"})
     response = app.test_client().get("/healthz")
     assert response.status_code == 503
-    assert response.json["error"] == (f"The Maildir {tmp_path / 'afile' / 'box'} cannot be made ({tmp_path / 'afile'} "
-                                      "is not a folder): no mail can be delivered.")
+    assert response.json["error"] == ("The Maildir cannot be made (a file stands where a folder must be): "
+                                      "no mail can be delivered.")  # no path: the page is public
+    assert str(tmp_path / "afile") in caplog.text
 
 
 # -- the webhook ---------------------------------------------------------------

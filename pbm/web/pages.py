@@ -3,6 +3,7 @@ SGF) and the health check. The private play page is in ``play.py``."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,6 +23,7 @@ from ..i18n import gettext as _
 from ..models import Board, Player
 from . import boardpage
 
+log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
 
 
@@ -235,20 +237,24 @@ def healthz():
                                  "no move and no mail can be saved.")
     settings = service().settings
     if settings.mail_backend == "maildir" and (problem := _maildir_problem(Path(settings.maildir))):
-        return jsonify(status="error", database="ok", error=problem), 503
+        public, folder = problem
+        log.error("/healthz: %s (the Maildir %s, at %s)", public, settings.maildir, folder)
+        return jsonify(status="error", database="ok", error=public), 503
     return jsonify(status="ok", database="ok")
 
 
-def _maildir_problem(maildir: Path) -> str | None:
+def _maildir_problem(maildir: Path) -> tuple[str, Path] | None:
     """Why no mail can be written into ``maildir`` (its folders are made at the first
-    mail), or None: a file where a folder must be, or a folder this process cannot write."""
+    mail: a file where a folder must be, or a folder this process cannot write) and
+    the folder at fault, or None. The sentence names no path: /healthz is public."""
     for folder in (maildir / "new", maildir / "tmp", maildir, *maildir.parents):
         if folder.is_dir():
             if not os.access(folder, os.W_OK | os.X_OK):
-                return f"The Maildir {maildir} cannot be written ({folder} is not writable): no mail can be delivered."
+                return "The Maildir cannot be written (a folder is not writable): no mail can be delivered.", folder
             return None
         if folder.exists():
-            return f"The Maildir {maildir} cannot be made ({folder} is not a folder): no mail can be delivered."
+            return "The Maildir cannot be made (a file stands where a folder must be): no mail can be delivered.", \
+                folder
     return None
 
 
@@ -261,4 +267,7 @@ def _without_schema(engine) -> bool:
 
 
 def _unhealthy(error: Exception, sentence: str):
-    return jsonify(status="error", database=error.__class__.__name__, error=sentence), 503
+    """503 with ``sentence``; what failed, which may name hosts and paths, goes to the
+    log only (/healthz is public)."""
+    log.error("/healthz: %s (%s: %s)", sentence, error.__class__.__name__, error)
+    return jsonify(status="error", database="error", error=sentence), 503
