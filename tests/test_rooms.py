@@ -453,6 +453,18 @@ def test_bad_input_is_a_400_with_a_sentence_and_starts_nothing(client, server, f
         assert session.exec(select(Board)).first() is None and session.exec(select(Room)).first() is None
 
 
+@pytest.mark.parametrize("fields", [{"name": "Alice"}, {"guest_name": " bob "}, {"mode": "friend", "guest_name": "BOB"}])
+def test_a_browser_seat_may_not_go_by_a_registered_players_userid(client, server, players, fields):
+    response = client.post("/new", data={"game": "go", "mode": "same-device", **fields})
+    assert response.status_code == 400
+    named = " ".join((fields.get("name") or fields["guest_name"]).split())
+    assert error_of(response) == (f"{named} is the userid of a player with an account here; choose another name, "
+                                  "so nobody takes you for them.")
+    with reading(server.engine) as session:
+        assert session.exec(select(Board)).first() is None
+    start(client, name="Alicia", mode="computer", guest_name="alice")  # no guest seat against the computer
+
+
 def test_the_form_keeps_what_was_typed_and_escapes_names(client, server):
     response = client.post("/new", data={"game": "go", "mode": "friend", "size": "12", "name": "<b>Ada</b>"})
     shown = response.get_data(as_text=True)

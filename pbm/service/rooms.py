@@ -190,6 +190,8 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
     language = language or current()
 
     def work(unit: Unit) -> Started:
+        for chosen_name in (name, guest_name if mode != COMPUTER else None):
+            _refuse_a_players_userid(unit, chosen_name)
         if address is not None:
             _check_invitation_mails(unit, address)
         person = _anonymous(unit, host)
@@ -211,6 +213,15 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
         return Started(board.id, board.token(seat), room.invite, host_key)
 
     return run(engine, settings, work, now=now)
+
+
+def _refuse_a_players_userid(unit: Unit, chosen: str | None) -> None:
+    """A browser seat may not go by a registered player's userid: on the status page and
+    in lists it would pass for that player."""
+    name = " ".join((chosen or "").split())
+    if name and unit.session.exec(select(Player.id).where(Player.userid == name.lower())).first() is not None:
+        raise PlayerError(lazy_gettext("%(name)s is the userid of a player with an account here; choose another "
+                                       "name, so nobody takes you for them.", name=name))
 
 
 def _anonymous(unit: Unit, display_name: str) -> Player:
