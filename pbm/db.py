@@ -16,7 +16,8 @@ through ``transaction``.
 A mail's unit of work on SQLite is *optimistic* (``transaction(optimistic=True)``):
 it reads and works out everything (the move, its board mails) without the write
 lock, and takes the lock only to write, where the board's version check says
-whether the board changed meanwhile; if it did, the unit runs again under the
+whether the board changed meanwhile; if it did, or if the work failed in any
+way (its reads may straddle another commit), the unit runs again under the
 lock. So the lock is held for the writes alone, and the workers of ``pbm serve
 --workers`` (and the threads of one process) work out moves side by side.
 

@@ -13,7 +13,7 @@ from sqlmodel import select
 
 from pbm.db import reading, transaction
 from pbm.models import Board, MoveRecord
-from pbm.service import letters
+from pbm.service import boards, letters
 
 from .conftest import body, make_mail
 
@@ -87,6 +87,29 @@ def test_a_board_changed_while_a_move_was_worked_out_is_answered_against_the_new
     refusals = [m for m in mails if "It is not your turn on board 101" in body(m)]
     assert [m["To"].addresses[0].addr_spec for m in refusals] == [ALICE]
     assert len(mails) == 3  # D4's board mails, composed before the conflict, were never sent
+
+
+@sqlite_only
+def test_a_page_move_whose_reads_straddle_another_moves_commit_is_refused_with_a_sentence(
+        server, outbox, board, monkeypatch):
+    """Alice's page reads her board (her turn), then her D4 by mail commits, then the
+    page's unit reads the move log: outside a transaction the two reads disagree (the
+    rules saw Blue move twice and raised). The page's move is decided again under the
+    lock: refused in a sentence, never a server failure."""
+    with reading(server.engine) as s:
+        alice_token = s.get(Board, 101).token0
+    real_by_token = boards.by_token
+
+    def by_token_then_her_mail_lands(session, token, **kwargs):
+        found = real_by_token(session, token, **kwargs)
+        if logged(server) == []:
+            assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+        return found
+
+    monkeypatch.setattr(boards, "by_token", by_token_then_her_mail_lands)
+    result = server.play_by_token(alice_token, "D5")
+    assert result.status == "rejected" and "It is not your turn on board 101" in result.error
+    assert logged(server) == ["D4"]
 
 
 def test_a_mail_takes_savepoints_only_for_a_refused_line(server, outbox, board):

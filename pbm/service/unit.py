@@ -113,8 +113,8 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
 
     ``optimistic``: on SQLite, work the unit out before taking the write lock, and
     on PostgreSQL without a savepoint per command (see ``db.transaction``); when
-    that cannot be done (a refusal, a board changed meanwhile), the work runs
-    again the usual way."""
+    that cannot be done (a refusal, a board changed meanwhile), or when it fails in
+    any other way (reads from two commits), the work runs again the usual way."""
     now = now or utcnow()
     attempt = 0
     while True:
@@ -142,6 +142,14 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             attempt += 1
             if getattr(error.orig, "sqlstate", None) != DEADLOCK or attempt == ATTEMPTS:
                 raise
+            continue
+        except Exception:
+            if not optimistic:
+                raise
+            # On SQLite an optimistic unit's reads are outside a transaction: a board row read
+            # before another move's commit and its move log read after it disagree (the rules
+            # then refuse a move the board allowed). Whatever failed, it is decided under the lock.
+            optimistic = False
             continue
         deliver_after_commit(engine, settings, unit.outbox)
         events.publish(versions, unit.seated)
