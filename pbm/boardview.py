@@ -166,10 +166,18 @@ def remember_state(data: dict, state) -> None:
     _decoded.last = (data, state)
 
 
+# The names of browser seats whose person chose none (``rooms.start``), kept as these
+# words and shown in the reader's language.
+UNNAMED = (N_("Host"), N_("Guest"), N_("Player"))
+
+
 def player_name(player: Player) -> str:
-    """How a player is named to others: the userid, or a browser seat's chosen name
-    (its userid, ``guest-...``, is an internal key)."""
-    return player.display_name or player.userid
+    """How a player is named to others, in the reader's language: the userid, or a
+    browser seat's chosen name (its userid, ``guest-...``, is an internal key)."""
+    if player.display_name is None:
+        return player.userid
+    return gettext(player.display_name) if player.display_name in UNNAMED and player.email is None \
+        else player.display_name
 
 
 def game_record(game: Game, board: Board, players, records: Sequence[Record]):

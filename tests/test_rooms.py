@@ -465,6 +465,28 @@ def test_a_browser_seat_may_not_go_by_a_registered_players_userid(client, server
     start(client, name="Alicia", mode="computer", guest_name="alice")  # no guest seat against the computer
 
 
+def test_unnamed_seats_are_named_in_each_readers_language(client, server):
+    """A German host leaves both names empty: the English friend reads Host and Guest,
+    the German host Gastgeber and Gast (the words are not stored in the host's language)."""
+    play = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={"Accept-Language": "de"})
+    play = play.headers["Location"]
+    assert "Gastgeber (Schwarz) gegen Gast (Weiß)" in page(client.get(play, headers={"Accept-Language": "de"}))
+    english = page(client.get(play, headers={"Accept-Language": "en"}))
+    assert "Host (Black) vs Guest (White)" in english and "It is Host's turn (Black)." in english
+    assert "Host vs Guest" in page(client.get("/", headers={"Accept-Language": "en"}))
+    alone = client.post("/new", data={"game": "go", "mode": "computer"}, headers={"Accept-Language": "de"})
+    shown = page(client.get(alone.headers["Location"], headers={"Accept-Language": "de"}))
+    assert "Spieler (Schwarz) gegen computer (Weiß). Du spielst Spieler (Schwarz)." in shown
+
+
+def test_a_same_device_page_speaks_to_both_sides(client, server):
+    shown = page(client.get(start(client, name="Ada", guest_name="Grace")))
+    assert "Ada (Black) vs Grace (White)" in shown and "You play" not in shown
+    assert "Comment (kept with the move in the list of moves)" in shown and "Comment for your opponent" not in shown
+    friend = page(client.get(start(client, mode="friend", name="Ada", guest_name="Grace")))
+    assert "You play Ada (Black)." in friend and "Comment for your opponent" in friend
+
+
 def test_the_form_keeps_what_was_typed_and_escapes_names(client, server):
     response = client.post("/new", data={"game": "go", "mode": "friend", "size": "12", "name": "<b>Ada</b>"})
     shown = response.get_data(as_text=True)

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from ..boardview import BoardView, lazy_sentence, load_players, load_records
+from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
 from ..movelog import OWN_MOVES, LogEntry, ending, in_force, log_entries, replay
 from ..commands import Command
 from ..usage import USAGE
@@ -37,13 +37,9 @@ NOT_QUEUEABLE = (*WORDS, *boards.WORD_MOVES)
 MAX_QUEUED = 200  # characters of a queued move (the column's width; moves are far shorter)
 
 
-def _name(player: Player) -> str:
-    return player.display_name or player.userid
-
-
 def describe(board: Board, players) -> LazyText:
     """The open request, as the object of a sentence: "alice's offer of a draw"."""
-    asker = _name(players[board.request_seat])
+    asker = player_name(players[board.request_seat])
     if board.request_kind == "undo":
         return lazy_gettext("%(asker)s's request to take back move %(move)s", asker=asker, move=board.request_move)
     return lazy_gettext("%(asker)s's offer of a draw", asker=asker)
@@ -60,16 +56,16 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
     elif board.request_seat == seat:
         raise PlayerError(lazy_gettext("You made %(request)s on board %(board)s yourself; %(other)s answers it (a "
                                        "move of yours withdraws it).", request=describe(board, players),
-                                       board=board.id, other=_name(players[1 - seat])))
+                                       board=board.id, other=player_name(players[1 - seat])))
     elif word == "reject":
-        note = lazy_gettext("%(name)s rejected %(request)s.", name=_name(players[seat]),
+        note = lazy_gettext("%(name)s rejected %(request)s.", name=player_name(players[seat]),
                             request=describe(board, players))
         board.request_kind = board.request_seat = board.request_move = None
         unit.session.add(board)
         unit.board_changed(board)
         letters.board_mails(unit, board, players, comment=boards.bounded(comment), mover=seat, notes=(note,))
     elif board.request_kind == "draw":
-        note = lazy_gettext("%(name)s accepted %(request)s.", name=_name(players[seat]),
+        note = lazy_gettext("%(name)s accepted %(request)s.", name=player_name(players[seat]),
                             request=describe(board, players))
         logged = boards.append(unit, board, game, kind="draw", seat=seat, text="draw",
                                state=boards.current_state(game, board), outcome=ending(game, "draw", seat),
@@ -112,7 +108,7 @@ def _take_back(unit: Unit, board: Board, game: Game, seat: int, players, comment
     """The undo request is accepted: the log gets ``undo N``, the position is replayed without
     the entries from N on, and a queued move (meant for a position that is gone) is dropped."""
     first, last = board.request_move, board.move_count
-    said = {"name": _name(players[seat]), "request": describe(board, players), "first": first, "last": last}
+    said = {"name": player_name(players[seat]), "request": describe(board, players), "first": first, "last": last}
     note = (lazy_gettext("%(name)s accepted %(request)s: move %(first)s is taken back.", **said) if first == last
             else lazy_gettext("%(name)s accepted %(request)s: moves %(first)s to %(last)s are taken back.", **said))
     text = f"undo {first}"
@@ -129,10 +125,10 @@ def lapse(board: Board, seat: int, players) -> tuple[LazyText, ...]:
     if board.request_kind is None:
         return ()
     if board.request_seat == seat:
-        return (lazy_gettext("%(name)s moved, which withdraws %(request)s.", name=_name(players[seat]),
+        return (lazy_gettext("%(name)s moved, which withdraws %(request)s.", name=player_name(players[seat]),
                              request=describe(board, players)),)
     return (lazy_gettext("%(name)s moved instead of answering, which declines %(request)s.",
-                         name=_name(players[seat]), request=describe(board, players)),)
+                         name=player_name(players[seat]), request=describe(board, players)),)
 
 
 def play_queued(unit: Unit, board: Board, game: Game, state, players) -> tuple[object, LazyText] | None:
@@ -155,7 +151,7 @@ def play_queued(unit: Unit, board: Board, game: Game, state, players) -> tuple[o
     boards.append(unit, board, game, kind="queued", seat=seat, text=played, state=state,
                   outcome=game.outcome(state))
     return state, lazy_gettext("%(name)s's queued move %(move)s was played (move %(number)s).",
-                               name=_name(players[seat]), move=played, number=board.move_count)
+                               name=player_name(players[seat]), move=played, number=board.move_count)
 
 
 def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Player]]:
@@ -200,7 +196,7 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     unit.session.add(board)
     unit.board_changed(board)  # the player's page shows the queued move
     letters.send(unit, unit.mail.sender, "queued", board=board, game=game, move=text, replaced=replaced,
-                 opponent=_name(players[1 - seat]))
+                 opponent=player_name(players[1 - seat]))
 
 
 def submit(unit: Unit, command: Command, comment: str) -> None:

@@ -2,8 +2,9 @@
 
 A room holds the boards of one browser game, one board per round (a new round
 keeps the room). Its seats are players without an address or a password
-(userids ``guest-<random>``, named Host and Guest unless the person chose
-names), or the computer. Seat 0 is the host's and moves first (Go: Black).
+(userids ``guest-<random>``, named Host and Guest, or Player against the
+computer, in each reader's language unless the person chose names), or the
+computer. Seat 0 is the host's and moves first (Go: Black).
 
 * ``same-device``: both seats play on one screen. Either seat's private link
   acts, at each request, for the side to act (``acting_seat``, which
@@ -35,7 +36,7 @@ from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import game_sentence
+from ..boardview import UNNAMED, game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
 from ..i18n import N_, LazyText, current, gettext, lazy_gettext
@@ -52,7 +53,6 @@ MODES = (SAME_DEVICE, FRIEND, COMPUTER)
 EXPIRE_DAYS = 7.0  # seed 003: a room expires after seven days without activity
 # Seed 003 plays Go with komi 7.5 and no handicap: only the size is chosen.
 FIXED_OPTIONS = {"go": {"komi": 7.5}}
-NAMES = (N_("Host"), N_("Guest"))  # the seats' names when none was chosen (in the page's language)
 MAX_NAME = 24  # characters of a chosen name
 MAX_INVITATION_MAILS = 3  # invitation mails to one address per hour (anyone may type any address)
 INVITE = re.compile(r"[a-z0-9]{20}")
@@ -98,9 +98,11 @@ def computer_refusal(game_name: str, settings: Settings) -> str | None:
 
 
 def _name(text: str | None, default: str) -> str:
+    """The name typed, or ``default`` (one of ``UNNAMED``, kept as it is and shown in
+    each reader's language) when none was."""
     name = " ".join((text or "").split())
     if not name:
-        return gettext(default)
+        return default
     if len(name) > MAX_NAME or not name.isprintable():
         raise PlayerError(lazy_gettext("A name may have at most %(count)s characters, letters, digits, spaces and "
                                        "punctuation; leave it empty to be called Host or Guest.", count=MAX_NAME))
@@ -173,8 +175,8 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
         raise PlayerError(lazy_gettext("Choose how to play: on the same device, with a friend, or against the "
                                        "computer."))
     chosen = _options(found, options)
-    host = _name(name, NAMES[0])
-    guest = _name(guest_name, NAMES[1]) if mode != COMPUTER else None
+    host = _name(name, UNNAMED[2] if mode == COMPUTER else UNNAMED[0])
+    guest = _name(guest_name, UNNAMED[1]) if mode != COMPUTER else None
     if guest is not None and host.casefold() == guest.casefold():
         raise PlayerError(lazy_gettext("The two players need different names (both are %(name)s), or the status "
                                        "line could not say whose turn it is.", name=host))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..boardview import BoardView, game_sentence, side_name
+from ..boardview import BoardView, game_sentence, player_name, side_name
 from ..movelog import MOVES, OWN_MOVES, in_force, log_entries
 from ..games import MoveError
 from ..games.grid import point_name
@@ -253,8 +253,8 @@ def away_and_chats(session, board: Board, seat: int | None) -> dict:
     ).all() if board.status == "active" else []
     chats = session.exec(select(Chat, Player).join(Player, Player.id == Chat.player_id)
                          .where(Chat.board_id == board.id).order_by(Chat.id)).all()
-    return {"away": [(player.display_name or player.userid, until) for player, until in away],
-            "chats": [(player.display_name or player.userid, chat.after_move, chat.text) for chat, player in chats]
+    return {"away": [(player_name(player), until) for player, until in away],
+            "chats": [(player_name(player), chat.after_move, chat.text) for chat, player in chats]
             if seat is not None else [],
             "chat_count": len(chats)}
 

@@ -14,7 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import select
 
 from .. import i18n
-from ..boardview import BoardView, entry_times, game_record, load_players, load_records
+from ..boardview import BoardView, entry_times, game_record, load_players, load_records, player_name
 from ..db import probe_write, reading
 from ..migrate import schema_problem
 from ..games import game_names, get_game
@@ -103,7 +103,7 @@ def status():
             query = query.where(or_(Board.seat0_id.in_(ids), Board.seat1_id.in_(ids)))
         boards = session.exec(query.limit(500)).all()
         player_ids = {b.seat0_id for b in boards} | {b.seat1_id for b in boards}
-        names = {p.id: p.display_name or p.userid for p in session.exec(select(Player).where(Player.id.in_(player_ids)))}
+        names = {p.id: player_name(p) for p in session.exec(select(Player).where(Player.id.in_(player_ids)))}
     rows = [{
         "board": b,
         "title": get_game(b.game).title,

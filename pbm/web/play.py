@@ -14,7 +14,7 @@ from flask import Blueprint, abort, current_app, jsonify, redirect, render_templ
 from sqlalchemy import or_
 from sqlmodel import select
 
-from ..boardview import game_sentence
+from ..boardview import game_sentence, player_name
 from ..commands import split_move_number
 from ..db import reading
 from ..games import MoveError, get_game
@@ -87,7 +87,7 @@ def _listed(session, me: int) -> tuple[list[Board], list[Board], dict[int, str]]
     finished = session.exec(query.where(Board.status != "active").order_by(Board.last_move_at.desc())
                             .limit(FINISHED_SHOWN)).all()
     others = {b.player_id(1 - b.seat_of(me)) for b in [*active, *finished]}
-    names = {p.id: p.display_name or p.userid
+    names = {p.id: player_name(p)
              for p in session.exec(select(Player).where(Player.id.in_(others)))} if others else {}
     far = datetime.max.replace(tzinfo=timezone.utc)
     active = sorted(active, key=lambda b: (b.to_move not in (None, b.seat_of(me)), b.expire_due_at or far))
