@@ -11,6 +11,7 @@ from .service import Service, Status
 from .service.errors import ANSWERS
 
 log = logging.getLogger(__name__)
+MAX_RECIPIENTS = 100  # a message's RCPT TOs (RFC 5321 4.5.3.1.8: what every server must take); more get 452
 
 
 class InboundHandler:
@@ -18,6 +19,14 @@ class InboundHandler:
 
     def __init__(self, server: Service):
         self.server = server
+
+    async def handle_RCPT(self, smtp_server, session, envelope, address, rcpt_options):
+        """Take at most MAX_RECIPIENTS recipients a message: the server reads one mail
+        once, whatever its envelope, so more only cost memory and time."""
+        if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
+            return "452 4.5.3 Too many recipients"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, smtp_server, session, envelope):
         raw = envelope.original_content or envelope.content

@@ -74,6 +74,21 @@ def test_change_address_to_another_address_waits_for_its_reply(players, outbox, 
     assert accounts(server)["alice"] == ("alice@new.test", False)
 
 
+def test_a_forged_from_binds_no_strangers_address_to_an_account(players, outbox, server):
+    """mallory writes as if from carol's address: add and change address ask carol,
+    who never answers; her address stays free, and she gets one question each."""
+    carol = "carol@players.test"
+    players.send("mallory@evil.test", "signup mallory mallorypw")
+    outbox.new()
+    assert players.send(carol, "add mallory mallorypw carol@players.test").status == "applied"
+    assert players.send(carol, "change address mallory mallorypw carol@players.test").status == "applied"
+    asked = outbox.new()
+    assert [m["To"] for m in asked] == [carol, carol]
+    assert all("If it was not you, ignore this mail: nothing happens without your reply." in flat(m) for m in asked)
+    assert accounts(server)["mallory"] == ("mallory@evil.test", False)
+    assert players.send(carol, "signup carol carolpw").status == "applied"  # her address is still hers to take
+
+
 def test_a_taken_userid_is_named_before_a_short_password(players):
     result = players.send("eve@players.test", "signup alice pw")
     assert result.status == "rejected" and "The userid alice is taken" in result.error

@@ -6,6 +6,7 @@ the ``email`` path."""
 import random
 import string
 from datetime import datetime, timezone
+from email import message_from_bytes, policy
 
 import pytest
 
@@ -67,9 +68,8 @@ def test_a_board_mail_is_written_directly_as_email_writes_it(in_reply_to, reply_
 @pytest.mark.parametrize("case", [
     {"subject": "Grüße zum Spiel"},  # non-ASCII header
     {"body": "Zug D4 — danke"},  # non-ASCII body: quoted-printable
-    {"subject": "=?utf-8?q?encoded?="},  # looks like an encoded word
     {"to": "jörg@bücher.example"},  # SMTPUTF8 or IDNA
-    {"to": '"odd name"@players.test'},  # quoted local part
+    {"to": "o'brien@players.test"},  # an address of more than letters, digits and dots
     {"subject": "two  spaces"},
     {"in_reply_to": "<" + "y" * 90 + "@players.test>"},  # a word longer than a line
     {"body": "tab\tand form feed\x0c"},
@@ -79,6 +79,32 @@ def test_what_is_not_plain_takes_the_email_path(case):
     headers, text = headers_and_text(**kwargs)
     assert outbound._plain(headers, text) is None
     assert outbound.compose(SETTINGS, now=NOW, **kwargs).raw.startswith(b"From: pbm <pbm@pbm.test>\r\n")
+
+
+@pytest.mark.parametrize("field", ["subject", "in_reply_to"])
+def test_no_encoded_word_is_decoded_into_a_header(field):
+    """A subject holds players' names and addresses, an answer's In-Reply-To the id
+    of the mail answered: ``email`` would decode an encoded word there, line breaks
+    and all, into headers and a body of the sender's choosing."""
+    injected = "=?utf-8?q?x=0D=0ABcc:=20victim@third.example=0D=0A=0D=0AInjected?="
+    value = f"<{injected}@x>" if field == "in_reply_to" else f"Go Board 101 {injected}"
+    raw = outbound.compose(SETTINGS, now=NOW, to="alice@players.test", body="Hello.", board_id=101,
+                           **{"subject": "pbm help", field: value}).raw
+    mail = message_from_bytes(raw, policy=policy.default)
+    assert mail["Bcc"] is None and "Injected" not in mail.get_content() and mail.get_content().strip() == "Hello."
+    if field == "subject":
+        assert str(mail["Subject"]) == "Go Board 101 = ?utf-8?q?x=0D=0ABcc:=20victim@third.example=0D=0A=0D=0AInjected?="
+    else:
+        assert mail["In-Reply-To"] == "<board-101@pbm.test>"  # only the board's thread: the id is dropped
+
+
+def test_an_address_email_would_write_otherwise_is_refused():
+    """``email`` decodes encoded words in addresses too, and writes some as ``<>``."""
+    for address in ("=?utf-8?q?v=40other.example=2C?=w@evil.example", "a@evil.example.", "x@evil..example"):
+        assert not outbound.writable_address(address)
+        with pytest.raises(ValueError):
+            outbound.compose(SETTINGS, now=NOW, to=address, subject="pbm help", body="Hello.")
+    assert outbound.writable_address("alice@players.test") and outbound.writable_address("jörg@bücher.example")
 
 
 def test_random_plain_mails_are_the_bytes_email_writes():

@@ -204,8 +204,13 @@ def test_add_and_its_confirmation_speak_the_accounts_language(players, outbox):
 
 
 def test_add_from_the_new_address_itself_is_answered_in_the_accounts_language(players, outbox):
+    """A From proves nothing, so the address confirms by a reply even then."""
     players.send(ALICE, "language alice alicepw de")
+    outbox.new()
     assert players.send(WORK, "add alice alicepw alice@work.test").status == "applied"
+    [ask] = outbox.new()
+    assert to(ask) == WORK and ask["Subject"] == "pbm: bitte alice@work.test bestätigen"
+    assert players.send(WORK, "Re: x", "yes", to=reply_to(ask)).status == "applied"
     assert [m["Subject"] for m in outbox.new()[-2:]] == ["pbm: Adresse hinzugefügt"] * 2
 
 

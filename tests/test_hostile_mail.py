@@ -11,6 +11,7 @@ traceback. ``make fuzz`` sends 10,000 and reports the figures.
 
 from __future__ import annotations
 
+import smtplib
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,61 @@ def test_real_oddities(sample, doors, board):
         for n, door in enumerate(DOORS):  # a fresh Message-ID per door, so none is a duplicate
             figures.send(doors, door, raw.replace(b"players.test>", b"players.test.%d>" % n))
     assert_no_retry_and_no_traceback(figures, errors)
+
+
+def raw_mail_from(sender: str, message_id: str, subject: str = "help") -> bytes:
+    """A mail written as an attacker writes it: header values exactly as given."""
+    return (f"From: {sender}\r\nTo: pbm@pbm.test\r\nSubject: {subject}\r\nMessage-ID: {message_id}\r\n"
+            "\r\nhelp\r\n").encode()
+
+
+def test_an_encoded_word_in_a_message_id_puts_no_header_into_the_answer(server, outbox, client):
+    """The answer's In-Reply-To names the mail answered; ``email`` would decode this id,
+    line breaks and all, into a Bcc, a header and a body of the sender's choosing."""
+    injected = "<=?utf-8?q?x=0D=0ABcc:=20victim@third.example=0D=0AX-Injected:=20yes=0D=0A=0D=0AInjected?=@x>"
+    answer = client.post("/inbound/email", data=raw_mail_from("mallory@evil.example", injected),
+                         headers={"Content-Type": "message/rfc822"})
+    assert answer.status_code == 200 and answer.json["status"] == "applied"
+    [mail] = outbox.new()
+    assert mail["To"] == "mallory@evil.example"
+    assert mail["Bcc"] is None and mail["X-Injected"] is None and "Injected" not in mail.as_string()
+    assert mail["In-Reply-To"].startswith("<sha256-")  # the mail is known by its bytes instead
+
+
+@pytest.mark.parametrize("sender", [
+    "=?utf-8?q?v=40other.example=2C?=w@evil.example",  # would be answered to v@other.example and w@...
+    "=?utf-8?b?dmljdGlt?=@third.example",
+    "a@evil.example.",  # email writes it as <>: answers to such addresses went to another one
+    "x@evil..example",
+])
+def test_a_sender_no_answer_can_be_written_to_is_refused_and_mails_nobody(server, outbox, client, sender):
+    answer = client.post("/inbound/email", data=raw_mail_from(sender, "<odd@evil.example>"),
+                         headers={"Content-Type": "message/rfc822"})
+    assert answer.status_code == 400
+    assert "sender address (From:) is not a usable address" in answer.json["error"]
+    assert outbox.new() == []
+
+
+@pytest.mark.parametrize("named, sentence", [
+    ("=?utf-8?q?v=40o.example=2Cw=40p.example?=@evil.example", "it holds what mail programs read as an encoded word"),
+    ("pbm@pbm.test", "pbm@pbm.test is this server's own address; a player needs an address of their own."),
+    ("PBM@pbm.test", "pbm@pbm.test is this server's own address"),
+])
+def test_an_address_no_player_can_have_is_refused_wherever_it_is_named(players, outbox, named, sentence):
+    """In a challenge (an invitation), in add and in signup: refused before anything is
+    mailed to it (the command in the body, where no header decoding touches it)."""
+    outbox.new()
+    for command in (f"go challenge alice {named}", f"add alice alicepw {named}", f"signup zed zedpw9 {named}"):
+        result = players.send("alice@players.test", "", command)
+        assert result.status == "rejected" and sentence in result.error, (command, result.error)
+        assert [m["To"] for m in outbox.new()] == ["alice@players.test"]
+
+
+def test_one_smtp_message_takes_at_most_100_recipients(doors, outbox):
+    with smtplib.SMTP("127.0.0.1", doors.smtp_port, local_hostname="fuzz.players.test", timeout=60) as smtp:
+        smtp.ehlo()
+        assert smtp.mail("alice@players.test")[0] == 250
+        answers = [smtp.rcpt(f"pbm+{n}.abcdefgh@pbm.test")[0] for n in range(102)]
+        assert answers == [250] * 100 + [452, 452]
+        assert smtp.data(raw_mail_from("alice@players.test", "<rcpt@players.test>"))[0] == 250
+    assert [m["To"] for m in outbox.new()] == ["alice@players.test"]  # read once, answered once

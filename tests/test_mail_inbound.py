@@ -134,6 +134,18 @@ def test_html_to_text_keeps_lines():
     assert html_to_text("a<br>b<p>c</p>") == "a\nb\nc"
 
 
+@pytest.mark.parametrize("html, text", [
+    ("<p>go show 101 &amp; more</p><!-- a <p> comment -->", "go show 101 & more"),
+    ("if a < b then<br>D4", "if a < b then\nD4"),
+    ("<style>p {}</style><div>D4</div><script>x</script>", "D4"),
+    ("D4<a <a <a <a ", "D4"),  # a tag left open to the end is dropped, as browsers drop it
+    ("D4<![<![<![ help", "D4"),  # html.parser failed on this
+    ("<![CDATA[x]]>D4<?xml x?></odd >", "D4"),
+])
+def test_html_to_text_reads_as_browsers_do(html, text):
+    assert html_to_text(html) == text
+
+
 @pytest.mark.parametrize("raw, reason", [
     (b"From: a@players.test\nSubject: help\nX-Junk: " + b"y" * 70_000 + b"\n\nhelp\n", "header section is over 64 KiB"),
     (b"From: a@players.test\nSubject: " + b"go " * 400 + b"\n\n", "subject is over 1,000 characters"),

@@ -599,6 +599,21 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
     assert outbox.new() == []
 
 
+@pytest.mark.parametrize("changes", [
+    {"subject": "help\r\nBcc: v@x.example"},  # Mailgun sends headers decoded: an encoded line break
+    {"sender": ALICE + "\r\nBcc: v@x.example", "from": ""},
+    {"Message-Id": "<a\r\nb@x>"},
+    {"recipient": "pbm@pbm.test\r\nX: y"},
+    {"message-headers": '[["X-A", "b\\r\\nc"], ["Bad Name", "x"], ["Subject", "=?utf-8?b?x?="]]'},
+    {"message-headers": "[" * 100_000},  # nested beyond the JSON reader's recursion
+    {"message-headers": '[["only one"]]'},
+])
+def test_odd_mailgun_fields_are_read_as_a_mail_not_failed_on(secret_client, outbox, changes):
+    answer = secret_client.post("/inbound/email", data=mailgun_fields(**changes), auth=("api", "s3cret"))
+    assert answer.status_code == 200 and answer.json["status"] in ("applied", "rejected"), answer.json
+    assert all(m["Bcc"] is None for m in outbox.new())
+
+
 @pytest.mark.parametrize("odd", ["²", "٣", "9" * 40])
 def test_odd_numbers_in_the_play_form_and_urls_are_not_errors(client, server, game, odd):
     response = post_move(client, token(server, 1), "F6", number=odd)  # refused with a sentence, not a 500

@@ -132,7 +132,8 @@ class OptionSpec:
                 value = float(text)
             except ValueError:
                 value = float("nan")
-            if not math.isfinite(value) or value * 2 != int(value * 2) or not self.low <= value <= self.high:
+            # the range first: int() of a huge finite value's double (1e308 * 2) overflows
+            if not math.isfinite(value) or not self.low <= value <= self.high or value * 2 != int(value * 2):
                 raise OptionError("-%(name)s must be a whole or half number from %(low)s to %(high)s, "
                                   "like %(default)s, not %(text)r.", name=self.name, low=format(self.low, "g"),
                                   high=format(self.high, "g"), default=self.default, text=text)

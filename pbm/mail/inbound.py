@@ -27,13 +27,15 @@ import email
 import hashlib
 import re
 from dataclasses import dataclass, field
+from email.errors import HeaderParseError
 from email.header import decode_header
 from email.message import Message
 from email.policy import Compat32
 from email.utils import getaddresses, parseaddr
-from html.parser import HTMLParser
+from html import unescape
 
 from ..i18n import LazyText, gettext, lazy_gettext, number
+from .outbound import safe_message_id, writable_address
 
 MAX_HEADER_BYTES = 64 * 1024  # the header section; real mail with every relay's stamps is under 30 KiB
 MAX_MIME_BYTES = 128 * 1024  # of the body, given to the MIME parser
@@ -101,13 +103,17 @@ def _header(message: Message, name: str, limit: int) -> tuple[str, bool]:
         return "", False
     cut = len(value) > 4 * limit  # encoded words take up to four characters per character
     words = []
-    for chunk, charset in decode_header(_clean(value[:4 * limit])):
+    try:
+        chunks = decode_header(_clean(value[:4 * limit]))
+    except HeaderParseError:  # an encoded word that is no encoding (base64 of a length 1 mod 4)
+        chunks = [(_clean(value[:4 * limit]), None)]
+    for chunk, charset in chunks:
         if isinstance(chunk, str):
             words.append(chunk)
             continue
         try:
             words.append(chunk.decode(charset or "raw-unicode-escape", "replace"))
-        except LookupError:  # an unknown charset in an encoded word
+        except (LookupError, UnicodeError):  # an unknown charset, or a codec without "replace" (idna)
             words.append(chunk.decode("utf-8", "replace"))
     text = " ".join(_clean("".join(words)).split())
     return text[:limit], cut or len(text) > limit
@@ -124,9 +130,11 @@ def _addresses(values: list[str]) -> list[str]:
 
 
 def _usable_address(address: str) -> bool:
+    """Whether a sender's address can be answered: the answer goes to exactly it."""
     local, at, domain = address.rpartition("@")
     return bool(at and local and domain and len(address) <= MAX_ADDRESS
-                and not any(c.isspace() or c in "<>()[],;\ufffd" for c in address))  # U+FFFD: an undecodable byte
+                and not any(c.isspace() or c in "<>()[],;\ufffd" for c in address)  # U+FFFD: an undecodable byte
+                and writable_address(address))
 
 
 def _decode_part(part: Message) -> str:
@@ -238,10 +246,11 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         too_large.append(lazy_gettext("its text is not within its first %(size)s KiB", size=number(MAX_MIME_BYTES // 1024)))
     if len(text) > MAX_BODY_CHARS:
         too_large.append(lazy_gettext("its text is over %(count)s characters", count=number(MAX_BODY_CHARS)))
-    # In its angle brackets whether or not the sender wrote them: "a@b" repeats "<a@b>".
+    # In its angle brackets whether or not the sender wrote them: "a@b" repeats "<a@b>". An id
+    # the server could not write back into its answer's In-Reply-To is known by the mail's bytes.
     bare = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split()).strip("<>")[:253]
     return InboundMail(
-        message_id=f"<{bare}>" if bare else synthetic_message_id(raw),
+        message_id=safe_message_id(f"<{bare}>") or synthetic_message_id(raw),
         sender=sender,
         subject=subject,
         body=text[:MAX_BODY_CHARS],
@@ -288,7 +297,7 @@ def synthetic_message_id(raw: bytes) -> str:
 
 # -- HTML ----------------------------------------------------------------------------
 
-class _HtmlText(HTMLParser):
+class _HtmlText:
     """HTML to plain text in one pass: line breaks kept, text inside blockquotes
     marked quoted with one '> ' whatever the depth, at most ``limit`` characters."""
 
@@ -296,14 +305,13 @@ class _HtmlText(HTMLParser):
     HIDDEN = {"style", "script", "head", "title"}
 
     def __init__(self, limit: int):
-        super().__init__(convert_charrefs=True)
         self.lines: list[str] = []
         self.line: list[str] = []  # pieces of the line being built (joined once: linear)
         self.size, self.limit = 0, limit
         self.depth = 0  # blockquote nesting
         self.hidden = 0
 
-    def handle_starttag(self, tag, attrs):
+    def start_tag(self, tag: str) -> None:
         if tag in self.HIDDEN:
             self.hidden += 1
         elif tag == "br":
@@ -314,7 +322,7 @@ class _HtmlText(HTMLParser):
         elif tag in self.BLOCKS:
             self._end_block()
 
-    def handle_endtag(self, tag):
+    def end_tag(self, tag: str) -> None:
         if tag in self.HIDDEN:
             self.hidden = max(0, self.hidden - 1)
         elif tag == "blockquote":
@@ -323,10 +331,10 @@ class _HtmlText(HTMLParser):
         elif tag in self.BLOCKS:
             self._end_block()
 
-    def handle_data(self, data):
+    def data(self, data: str) -> None:
         if self.hidden:
             return
-        for i, piece in enumerate(data.split("\n")):
+        for i, piece in enumerate(unescape(data).split("\n")):
             if self.size > self.limit:
                 return
             if i:
@@ -355,13 +363,44 @@ class _HtmlText(HTMLParser):
         return "\n".join(self.lines).strip("\n")
 
 
+_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)")  # a start or end tag's beginning and its name
+_MARKUP = re.compile(r"<[!?/]")  # a comment, declaration, processing instruction or odd end tag
+
+
 def html_to_text(html: str, limit: int = MAX_BODY_CHARS) -> str:
     """Plain text of an HTML body, in time linear in its length; text past about
-    ``limit`` characters is dropped."""
-    parser = _HtmlText(limit)
-    parser.feed(html)
-    parser.close()
-    return parser.text()
+    ``limit`` characters is dropped. Read as browsers read it: a tag runs to the next
+    ``>``, a comment to the next ``-->``, a ``<`` that begins no tag is text, and
+    markup left open at the end is dropped. (Not ``html.parser``: it takes
+    quadratic time on tags left open, ``<a <a <a ...``, and fails on ``<![``.)"""
+    out = _HtmlText(limit)
+    position, length = 0, len(html)
+    while position < length and out.size <= out.limit:
+        opening = html.find("<", position)
+        if opening < 0:
+            out.data(html[position:])
+            break
+        if opening > position:
+            out.data(html[position:opening])
+        tag = _TAG.match(html, opening)
+        if html.startswith("<!--", opening):
+            closing, after = html.find("-->", opening + 4), 3
+        elif tag or _MARKUP.match(html, opening):
+            closing, after = html.find(">", opening + 1), 1
+        else:  # "a < b": text
+            out.data("<")
+            position = opening + 1
+            continue
+        if closing < 0:  # open to the end: nothing more to read
+            break
+        if tag:
+            name = tag.group(2).lower()
+            if tag.group(1):
+                out.end_tag(name)
+            else:
+                out.start_tag(name)
+        position = closing + after
+    return out.text()
 
 
 def find_reply_tag(recipients: list[str], local_part: str) -> tuple[int, str] | None:

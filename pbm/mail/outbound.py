@@ -14,6 +14,7 @@ import secrets
 import textwrap
 from dataclasses import dataclass
 from datetime import datetime
+from email.errors import NonASCIILocalPartDefect
 from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage
 from email.policy import EmailPolicy
@@ -41,10 +42,16 @@ class _RememberedHeaders(HeaderRegistry):
 
 
 class _RememberedFolding(EmailPolicy):
-    """``email.policy.default`` that folds each distinct header once (same output)."""
+    """``email.policy.default`` that folds each distinct header once (same output).
+    Keyed by the header object itself, not by its text: two headers with one text
+    may fold differently (every address ``email`` cannot parse reads as ``<>``). The
+    registry above hands out one object per raw value, so repeats still hit."""
+
+    def _fold(self, name, value, refold_binary=False):
+        return self._fold_once(name, value, id(value), refold_binary)
 
     @functools.lru_cache(maxsize=4096)
-    def _fold(self, name, value, refold_binary=False):
+    def _fold_once(self, name, value, identity, refold_binary):  # the key holds ``value``: its id stays its own
         return super()._fold(name, value, refold_binary)
 
 
@@ -53,6 +60,32 @@ class _RememberedFolding(EmailPolicy):
 COMPOSING = _RememberedFolding(header_factory=_RememberedHeaders())
 WIRE = COMPOSING.clone(linesep="\r\n")
 WIRE_UTF8 = WIRE.clone(utf8=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def writable_address(address: str) -> bool:
+    """Whether ``address`` can stand in a mail's ``To`` as it is: one address that
+    ``email`` writes back unchanged. It decodes RFC 2047 words even inside an address
+    (``=?utf-8?q?v=40x.example=2C?=w@y.example`` would be two recipients), and writes
+    some deliverable addresses (``a@example.org.``) as ``<>``."""
+    if "=?" in address or any(c.isspace() for c in address):
+        return False
+    try:
+        header = COMPOSING.header_factory("To", address)
+    except Exception:  # the address parser fails on some malformed input instead of noting a defect
+        return False
+    return all(isinstance(defect, NonASCIILocalPartDefect) for defect in header.defects) \
+        and [a.addr_spec for a in header.addresses] == [address]  # (a UTF-8 local part goes by SMTPUTF8)
+
+
+# A message id as the server writes it in In-Reply-To: printable ASCII, one @, no
+# encoded word (``email`` would decode it, line breaks and all, into the header).
+_MESSAGE_ID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+>\Z")
+
+
+def safe_message_id(message_id: str | None) -> str | None:
+    """``message_id`` when it can be written into a header as it is, else None."""
+    return message_id if message_id and _MESSAGE_ID.match(message_id) and "=?" not in message_id else None
 
 
 def thread_id(settings: Settings, board_id: int) -> str:
@@ -117,6 +150,11 @@ def compose(settings: Settings, *, to: str, subject: str, body: str, now: dateti
     headers (RFC 6532), which only a relay offering SMTPUTF8 accepts."""
     # Not make_msgid: its randomness comes from the global ``random``, which a test tool
     # (or any library) may seed, and the id must stay unique regardless.
+    if not writable_address(to) or reply_to is not None and not writable_address(reply_to):
+        raise ValueError(f"cannot write a mail to {to!r}")  # the doors let no such address in
+    # A subject may hold a player's name or address: never an encoded word for ``email`` to decode.
+    subject = subject.replace("=?", "= ?")
+    in_reply_to = safe_message_id(in_reply_to)
     headers = [("From", formataddr(("pbm", settings.server_address))), ("To", to), ("Subject", subject),
                ("Date", format_datetime(now)), ("Message-ID", f"<pbm.{secrets.token_hex(12)}@{settings.server_domain}>"),
                ("Auto-Submitted", auto)]

@@ -64,16 +64,10 @@ class Service:
             InboundMessage.sender == mail.sender[:320],
             InboundMessage.message_id == mail.message_id)).first() is not None
 
-    def _from_the_server(self, sender: str) -> bool:
-        """Whether ``sender`` is the server's own address or one of its reply tags."""
-        own_local, _, own_domain = self.settings.server_address.lower().rpartition("@")
-        local, _, domain = sender.rpartition("@")
-        return domain == own_domain and local.split("+", 1)[0] == own_local
-
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
         """Answer one parsed mail in one unit of work; a Message-ID its sender sent before is a duplicate."""
         mail = replace(mail, sender=addresses.sender_address(mail.sender))
-        if mail.automatic is None and self._from_the_server(mail.sender):
+        if mail.automatic is None and addresses.is_server_address(self.settings, mail.sender):
             mail = replace(mail, automatic="sent from the server's own address")  # answering it would loop
         request = None if mail.automatic else inbound.read(mail, self.settings)
         # A repeat is caught by the unique (sender, Message-ID) as the unit ends; a mail with

@@ -16,7 +16,7 @@ from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
 from ..models import Board, Confirmation, Player, PlayerAddress, Subscription, Vacation
 from . import boards, computer, letters, passwords
-from .addresses import normalise_address
+from .addresses import player_address
 from .errors import PlayerError
 from .unit import Unit
 
@@ -102,7 +102,7 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
     _check_new_password(command.password, USAGE["signup"])
-    address = normalise_address(command.args[0]) if command.args else unit.mail.sender
+    address = player_address(unit.settings, command.args[0]) if command.args else unit.mail.sender
     _address_is_free(unit, address, None)
     password_hash = unit.new_password_hash(command.password)
     if address == unit.mail.sender:
@@ -134,12 +134,13 @@ def set_language(unit: Unit, command: Command, comment: str) -> None:
 
 
 def change_address(unit: Unit, command: Command, comment: str) -> None:
-    """Move an account to another address: at once when the mail comes from it,
-    otherwise once a reply from it confirms."""
+    """Move an account to another address once a reply from it confirms, even when
+    the mail says it comes from there (a From proves nothing: one forged mail would
+    bind a stranger's address to an account)."""
     player = authenticate(unit, command.userid, command.password, USAGE["change"])
-    address = normalise_address(command.args[0])
+    address = player_address(unit.settings, command.args[0])
     _address_is_free(unit, address, player)
-    if address == unit.mail.sender or address == player.email:
+    if address == player.email:
         _move_account(unit, player, address)
     else:
         _ask_confirmation(unit, "address", address, player.language, userid=player.userid, player_id=player.id)
@@ -240,9 +241,10 @@ def _move_account(unit: Unit, player: Player, address: str) -> None:
 
 
 def _ask_confirmation(unit: Unit, action: str, address: str, language: str | None = None, **pending) -> None:
-    """Mail ``address`` a confirmation of ``action`` and tell the sender; for an
-    account's own address (``add``, ``change address``) both in the account's
-    ``language``, not in that of whoever the addresses may belong to."""
+    """Mail ``address`` a confirmation of ``action`` and tell the sender (unless the
+    sender is ``address``: the confirmation says it all); for an account's own
+    address (``add``, ``change address``) both in the account's ``language``, not in
+    that of whoever the addresses may belong to."""
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
                                        "separately."))
@@ -259,20 +261,19 @@ def _ask_confirmation(unit: Unit, action: str, address: str, language: str | Non
     letters.send(unit, address, "confirm", auto="auto-generated", action=action, address=address,
                  userid=pending["userid"], days=CONFIRM_DAYS, language=language,
                  reply_to=reply_address(unit.settings, CONFIRM_BOARD, confirmation.token))
-    letters.send(unit, unit.mail.sender, "confirm_sent", action=action, address=address,
-                 userid=pending["userid"], days=CONFIRM_DAYS, language=language)
+    if unit.mail.sender != address:
+        letters.send(unit, unit.mail.sender, "confirm_sent", action=action, address=address,
+                     userid=pending["userid"], days=CONFIRM_DAYS, language=language)
 
 
 def add_address(unit: Unit, command: Command, comment: str) -> None:
-    """Another address for the account: at once when the mail comes from it,
-    otherwise once a reply from it confirms. Board mails still go to the primary one."""
+    """Another address for the account, once a reply from it confirms (even when the
+    mail says it comes from there, see ``change_address``). Board mails still go to
+    the primary one."""
     player = authenticate(unit, command.userid, command.password, USAGE["add"])
-    address = normalise_address(command.args[0])
+    address = player_address(unit.settings, command.args[0])
     _check_can_add(unit, player, address)
-    if address == unit.mail.sender:
-        _add_address(unit, player, address)
-    else:
-        _ask_confirmation(unit, "add", address, player.language, userid=player.userid, player_id=player.id)
+    _ask_confirmation(unit, "add", address, player.language, userid=player.userid, player_id=player.id)
 
 
 def _check_can_add(unit: Unit, player: Player, address: str) -> None:
@@ -342,7 +343,7 @@ def resolve(unit: Unit, name: str) -> Player:
             raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
                                            "invite them.", name=name), USAGE["challenge"])
         return player
-    address = normalise_address(name)
+    address = player_address(unit.settings, name)
     player = by_address(s, address)
     if player:
         return player

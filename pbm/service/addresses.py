@@ -8,7 +8,9 @@ import functools
 from email_validator import EmailNotValidError, validate_email
 
 from .. import i18n
+from ..config import Settings
 from ..i18n import lazy_gettext
+from ..mail.outbound import writable_address
 from .errors import PlayerError
 
 
@@ -45,12 +47,35 @@ def _address_reason(error: EmailNotValidError) -> str:
 
 
 def normalise_address(address: str) -> str:
-    """The canonical form of an address; PlayerError when it is not usable."""
+    """The canonical form of an address; PlayerError when it is not usable (also when
+    no mail could be written to it as it is: ``=?...?=`` words, which ``email`` would
+    decode into other addresses)."""
     try:
-        return _validated(address)
+        normal = _validated(address)
     except EmailNotValidError as error:
         raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
                                        reason=i18n.LazyText(functools.partial(_address_reason, error)))) from None
+    if not writable_address(normal):
+        raise PlayerError(lazy_gettext("%(address)r is not a usable email address: it holds what mail programs "
+                                       "read as an encoded word (=?...?=).", address=address))
+    return normal
+
+
+def is_server_address(settings: Settings, address: str) -> bool:
+    """Whether ``address`` is the server's own address or one of its reply tags."""
+    own_local, _, own_domain = settings.server_address.lower().rpartition("@")
+    local, _, domain = address.lower().rpartition("@")
+    return domain == own_domain and local.split("+", 1)[0] == own_local
+
+
+def player_address(settings: Settings, address: str) -> str:
+    """``normalise_address`` for an address a player is to have (or be invited at):
+    never the server's own, whose mails the server takes for its own and ignores."""
+    normal = normalise_address(address)
+    if is_server_address(settings, normal):
+        raise PlayerError(lazy_gettext("%(address)s is this server's own address; a player needs an address of "
+                                       "their own.", address=normal))
+    return normal
 
 
 @functools.lru_cache(maxsize=4096)

@@ -24,7 +24,7 @@ from .. import i18n
 from ..boardview import BoardView, board_state, game_sentence, game_record, load_records
 from ..db import flush
 from ..games import REGISTRY, Game
-from ..mail.outbound import compose, quote, reply_address
+from ..mail.outbound import compose, quote, reply_address, writable_address
 from ..models import Board, InboundMessage, Player, PlayerAddress, Subscription
 from . import ratings
 from .errors import PlayerError
@@ -70,6 +70,9 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
     or added) ``to`` is."""
     if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm",
                                                             relayed=relayed):
+        return
+    if not writable_address(to):  # kept from before the doors refused such addresses
+        log.warning("no %s mail to %r: an address no mail can be written to", name, to)
         return
     if language is None:
         language = unit.session.exec(_LANGUAGE_OF, params={"to": to}).first()

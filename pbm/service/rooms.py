@@ -43,7 +43,7 @@ from ..i18n import N_, LazyText, current, gettext, lazy_gettext
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import GUEST_PREFIX
-from .addresses import normalise_address
+from .addresses import player_address
 from .requests import ANSWERS
 from .errors import PlayerError
 from .unit import Unit, run
@@ -188,7 +188,7 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
                                            second=lazy_gettext(found.sides[1])))
         seat = int(side or 0)
         computer.check_can_play(found, settings)
-    address = normalise_address(address.strip()) if mode == FRIEND and address and address.strip() else None
+    address = player_address(settings, address.strip()) if mode == FRIEND and address and address.strip() else None
     language = language or current()
 
     def work(unit: Unit) -> Started:

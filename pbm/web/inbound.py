@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import time
-from email.message import EmailMessage
 from email.utils import formatdate
 
 from flask import Blueprint, abort, current_app, jsonify, request
@@ -67,26 +67,29 @@ def _check_mailgun(settings, form, server) -> str | None:
     return token
 
 
+_HEADER_NAME = re.compile(r"[!-9;-~]{1,100}")  # printable ASCII but the colon (RFC 5322)
+
+
 def _mailgun_message(form) -> bytes:
-    """Rebuild a raw message from Mailgun's parsed fields, so it takes the common path."""
-    message = EmailMessage()
-    headers = []
+    """Rebuild a raw message from Mailgun's parsed fields, so it takes the common path.
+    Written as plain lines, each field's line breaks made spaces: Mailgun sends
+    decoded headers, which may hold anything (a line break from an encoded word), and
+    the common path reads any header value."""
     try:
         headers = [(str(k), str(v)) for k, v in json.loads(form.get("message-headers", "[]"))]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # not a list of pairs, or nested thousands deep
         headers = []
     skip = {"content-type", "content-transfer-encoding", "mime-version"}
-    for name, value in headers:
-        if name.lower() not in skip:
-            message[name] = value
+    lines = [(name, value) for name, value in headers if _HEADER_NAME.fullmatch(name) and name.lower() not in skip]
+    given = {name.lower() for name, _ in lines}
     defaults = {"From": form.get("from") or form.get("sender", ""), "To": form.get("recipient", ""),
                 "Subject": form.get("subject", ""), "Message-Id": form.get("Message-Id", ""),
                 "Date": formatdate()}
-    for name, value in defaults.items():
-        if value and message.get(name) is None:
-            message[name] = value
-    message.set_content(form.get("body-plain", ""))
-    return bytes(message)
+    lines += [(name, value) for name, value in defaults.items() if value and name.lower() not in given]
+    lines += [("MIME-Version", "1.0"), ("Content-Type", 'text/plain; charset="utf-8"'),
+              ("Content-Transfer-Encoding", "8bit")]
+    head = "".join(f"{name}: {' '.join(value.split())}\r\n" for name, value in lines)
+    return (head + "\r\n" + form.get("body-plain", "")).encode("utf-8", "replace")
 
 
 def _too_large(limit: int) -> str:
