@@ -89,6 +89,13 @@ def test_a_forged_from_binds_no_strangers_address_to_an_account(players, outbox,
     assert players.send(carol, "signup carol carolpw").status == "applied"  # her address is still hers to take
 
 
+def test_any_word_is_a_password_as_in_pbmserv(players, server):
+    assert players.send("eve@players.test", "signup eve x").status == "applied"
+    assert players.send("eve@players.test", "change password eve x pw").status == "applied"
+    assert players.send("eve@players.test", "go challenge eve alice").status == "applied"
+    assert players.send("eve@players.test", "go move 101 eve pw D4").status == "applied"
+
+
 def test_a_taken_userid_is_named_before_a_short_password(players):
     result = players.send("eve@players.test", "signup alice pw")
     assert result.status == "rejected" and "The userid alice is taken" in result.error

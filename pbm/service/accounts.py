@@ -21,7 +21,6 @@ from .errors import PlayerError
 from .unit import Unit
 
 USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
-MIN_PASSWORD = 4
 CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
 CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
 DISOWN = "disown"  # a Confirmation that a reply to the welcome mail answers ("not me")
@@ -101,7 +100,6 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if by_userid(unit.session, userid) or userid == computer.USERID or userid.startswith(GUEST_PREFIX):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
-    _check_new_password(command.password, USAGE["signup"])
     address = player_address(unit.settings, command.args[0]) if command.args else unit.mail.sender
     _address_is_free(unit, address, None)
     password_hash = unit.new_password_hash(command.password)
@@ -115,7 +113,6 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
 def change_password(unit: Unit, command: Command, comment: str) -> None:
     player = authenticate(unit, command.userid, command.password, USAGE["change"])
     new = command.args[0]
-    _check_new_password(new, USAGE["change"])
     player.password_hash = unit.new_password_hash(new)
     passwords.remember(player.userid, new, player.password_hash)
     letters.send(unit, player.email, "password_changed", userid=player.userid)
@@ -174,12 +171,6 @@ def confirm(unit: Unit, token: str, line: str) -> None:
         player = unit.session.get(Player, pending.player_id)
         _address_is_free(unit, pending.address, player)
         _move_account(unit, player, pending.address)
-
-
-def _check_new_password(password: str, usage: str) -> None:
-    if len(password) < MIN_PASSWORD:
-        raise PlayerError(lazy_gettext("The password is too short; use at least %(count)s characters.",
-                                       count=MIN_PASSWORD), usage)
 
 
 def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
