@@ -209,10 +209,25 @@ def test_go_quotes_a_point_as_written(server, outbox, game):
     (BOB, "greatkingdom move 101 bob bobpw E4#5", 'Send instead: "greatkingdom show 101" for the board as it is now'),
     (CAROL, "greatkingdom challenge carol bob -size=99",
      'Send instead: greatkingdom challenge <user1> <user2> with the options that "greatkingdom help" lists'),
+    (CAROL, "go show 101", 'Send instead: the same command beginning with "greatkingdom"'),
+    (ALICE, "greatkingdom move 101 alice alicepw decline", "Send instead: resign"),
 ])
 def test_an_error_mail_says_what_to_send_instead(server, outbox, game, sender, subject, send_instead):
     error = expect_error(server, outbox, game, sender, subject, "")
     assert send_instead in " ".join(body(error).split())
+
+
+def test_a_refused_challenge_says_what_to_send_instead(server, outbox, game):
+    game.send(BOB, "greatkingdom limit bob bobpw 1")
+    outbox.new()
+    expect_error(server, outbox, game, CAROL, "greatkingdom challenge carol bob", "")
+    said = " ".join(body(outbox.to(CAROL)[-1]).split())
+    assert "bob already plays 1 active Great Kingdom board" in said
+    assert "Send instead: a challenge to another player, or to bob once a board ends" in said
+    game.send(BOB, "greatkingdom reject bob bobpw")
+    outbox.new()
+    expect_error(server, outbox, game, CAROL, "greatkingdom challenge carol bob", "")
+    assert "Send instead: a challenge to another player" in " ".join(body(outbox.to(CAROL)[-1]).split())
 
 
 def test_a_move_on_a_finished_board_is_pointed_to_a_new_round(server, outbox, game):

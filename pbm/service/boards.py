@@ -79,9 +79,15 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
         raise PlayerError(lazy_gettext("There is no board %(board)s.", board=board_id), "<game> games")
     unit.board = board
     if game_name and game_name != board.game:
-        raise PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,
-                                       game=get_game(board.game).title, named=get_game(game_name).title))
+        raise another_game(board, game_name)
     return board
+
+
+def another_game(board: Board, game_name: str) -> PlayerError:
+    """The refusal of a command naming ``game_name`` for a board of another game."""
+    return PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,
+                                    game=get_game(board.game).title, named=get_game(game_name).title),
+                       lazy_gettext('the same command beginning with "%(name)s"', name=board.game))
 
 
 # Built once: a statement made per call costs more Python than its round trip. The
@@ -307,12 +313,13 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
                                        "round can follow."), lazy_gettext("a move, or resign"))
     if board.challenger_seat == seat:
         raise PlayerError(lazy_gettext("You challenged on board %(board)s yourself, so it is not yours to decline; "
-                                       "resign ends it.", board=board.id))
+                                       "resign ends it.", board=board.id), lazy_gettext("resign"))
     moved = unit.session.exec(select(MoveRecord.id).where(
         MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))).first()
     if moved is not None:
         raise PlayerError(lazy_gettext("You have moved on board %(board)s already; a game can only be declined "
-                                       "before your first move (resign ends it instead).", board=board.id))
+                                       "before your first move (resign ends it instead).", board=board.id),
+                          lazy_gettext("resign"))
     logged = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
                     outcome=ending(game, "decline", seat), comment=comment)
     letters.board_mails(unit, board, players, comment=logged, mover=seat)

@@ -148,13 +148,15 @@ def _check_takes_challenge(unit: Unit, game, player: Player) -> None:
     policy = _policy(unit, player, game.name)
     if not policy.accepts:
         raise PlayerError(lazy_gettext("%(userid)s does not take challenges to %(game)s at the moment; no board "
-                                       "was started.", userid=player.userid, game=game.title))
+                                       "was started.", userid=player.userid, game=game.title),
+                          lazy_gettext("a challenge to another player"))
     limit, userid = policy.board_limit, player.userid
     if limit is not None and _active_boards(unit, player, game.name) >= limit:
         raise PlayerError(LazyText(lambda: ngettext(
             "%(userid)s already plays %(num)s active %(game)s board, the most they take at a time; no board was "
             "started.", "%(userid)s already plays %(num)s active %(game)s boards, the most they take at a time; no "
-            "board was started.", limit, num=limit, userid=userid, game=game.title)))
+            "board was started.", limit, num=limit, userid=userid, game=game.title)),
+            lazy_gettext("a challenge to another player, or to %(userid)s once a board ends", userid=userid))
 
 
 def challenge_policy(unit: Unit, command: Command, comment: str) -> None:

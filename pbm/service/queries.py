@@ -24,8 +24,7 @@ def _board(unit: Unit, board_id: int, game_name: str | None) -> Board:
         raise PlayerError(lazy_gettext("There is no board %(board)s.", board=board_id), USAGE["games"])
     unit.board = board
     if game_name and game_name != board.game:
-        raise PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,
-                                       game=get_game(board.game).title, named=get_game(game_name).title))
+        raise boards.another_game(board, game_name)
     return board
 
 
