@@ -1,6 +1,7 @@
 """An account gains an address only by a reply from that address: naming someone
 else's address (or an invited player's) in signup or change address takes nothing."""
 
+import pytest
 from sqlmodel import select
 
 from pbm.db import reading
@@ -87,6 +88,14 @@ def test_a_forged_from_binds_no_strangers_address_to_an_account(players, outbox,
     assert all("If it was not you, ignore this mail: nothing happens without your reply." in flat(m) for m in asked)
     assert accounts(server)["mallory"] == ("mallory@evil.test", False)
     assert players.send(carol, "signup carol carolpw").status == "applied"  # her address is still hers to take
+
+
+@pytest.mark.parametrize("userid", ["error", "reminder", "history"])
+def test_a_word_of_board_mail_subjects_is_no_userid(players, userid):
+    """"Go Board 148 error" would read as the error mail "Go Board 148 Error"."""
+    result = players.send("eve@players.test", f"signup {userid} secret")
+    assert result.status == "rejected"
+    assert result.error.startswith(f"'{userid}' cannot be a userid: the subjects of board mails use that word")
 
 
 def test_any_word_is_a_password_as_in_pbmserv(players, server):

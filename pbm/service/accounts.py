@@ -27,6 +27,9 @@ DISOWN = "disown"  # a Confirmation that a reply to the welcome mail answers ("n
 MAX_ADDED = 5  # addresses an account may have besides its primary one
 MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, whoever asks
 
+# The words after "<Game> Board <n>" in subjects other than a board mail's, whose word
+# is the userid of the player to move: no userid may be one of them.
+SUBJECT_WORDS = ("error", "reminder", "history", "preview", "queued", "subscribed", "unsubscribed", "submitted")
 GUEST_PREFIX = "guest-"  # the userids of browser seats (pbm.service.rooms): no account may take one
 
 
@@ -97,6 +100,10 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if userid in GAMES_FILTERS:  # "games next" would read it as the filter
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the games command reads it as a filter "
                                        "(next, active or all); choose another.", userid=userid), USAGE["signup"])
+    if userid in SUBJECT_WORDS:
+        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the subjects of board mails use that word "
+                                       "(\"Go Board 101 %(userid)s\" would not name a player); choose another.",
+                                       userid=userid), USAGE["signup"])
     if by_userid(unit.session, userid) or userid == computer.USERID or userid.startswith(GUEST_PREFIX):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
