@@ -27,11 +27,7 @@ def test_go_by_click_and_by_keyboard(site, desktop):
 
     board = site.board("go")
     open_page(desktop, board.play_url(0))
-    click(desktop, '[data-point="D5"]')  # a tap selects: nothing is sent yet
-    assert by_css(desktop, '[data-point="D5"]').get_attribute("class").split().count("selected") == 1
-    assert by_css(desktop, '[data-action="play"]').text == "Play D5"
-    assert shown_move(desktop) == 0
-    click(desktop, '[data-point="D5"]')  # the second tap places the stone
+    click(desktop, '[data-point="D5"]')  # one click plays (interface.md)
     wait_for_move(desktop, 1)
     assert status(desktop) == "It is bob's turn (White)."
     assert desktop.find_elements("css selector", "[data-move-form]") == []  # no form for who just moved
@@ -45,9 +41,7 @@ def test_go_by_click_and_by_keyboard(site, desktop):
     assert announced == "D5, a black stone, not playable now"  # what a screen reader says of the cursor
     keys(desktop, Keys.ENTER)
     assert explanation(desktop) == "D5 is already occupied; choose an empty point."
-    keys(desktop, Keys.ARROW_UP, Keys.ARROW_RIGHT, Keys.SPACE)  # E6 selected
-    assert by_css(desktop, '[data-action="play"]').text == "Play E6"
-    keys(desktop, Keys.ENTER)
+    keys(desktop, Keys.ARROW_UP, Keys.ARROW_RIGHT, Keys.SPACE)  # Space plays E6 as Enter does
     wait_for_move(desktop, 2)
     assert site.moves(board) == ["D5", "E6"]
 
@@ -64,32 +58,38 @@ def test_the_board_takes_the_keyboard_focus_when_it_is_yours_to_play(site, deskt
     assert second.execute_script("return document.activeElement === document.body")
     open_page(desktop, board.play_url(0))
     waiter(desktop).until(board_has_focus, "alice's board to take the focus")
-    keys(desktop, Keys.HOME, Keys.ARROW_UP, Keys.ENTER, Keys.ENTER)  # no click first: E6 selected, then played
+    keys(desktop, Keys.HOME, Keys.ARROW_UP, Keys.ENTER)  # no click first: E6 played
     wait_for_move(desktop, 1)
     wait_for_move(second, 1)  # alice's move arrives on bob's open page, and with it bob's turn
     waiter(second).until(board_has_focus, "bob's board to take the focus when his turn came")
     announced = second.execute_script("return document.querySelector('body > p[aria-live=polite]').textContent")
     assert "last move E6" in announced and announced.endswith("It is bob's turn (White).")  # for a screen reader
-    keys(second, Keys.HOME, Keys.ENTER, Keys.ENTER)
+    keys(second, Keys.HOME, Keys.ENTER)
     wait_for_move(second, 2)
     assert site.moves(board) == ["E6", "E5"]
 
 
-def test_great_kingdom_with_confirmation_off_and_by_keyboard(site, desktop):
+def test_great_kingdom_with_confirmation_on_by_click_and_by_keyboard(site, desktop):
     from selenium.webdriver.common.keys import Keys
 
     board = site.board("greatkingdom")
     open_page(desktop, board.play_url(0))
     setting = by_css(desktop, '[data-setting="confirm"]')
-    assert setting.is_displayed() and setting.is_selected()
-    setting.click()  # remembered in this browser: one tap plays
+    assert setting.is_displayed() and not setting.is_selected()  # off on a desktop: one click plays
+    setting.click()  # remembered in this browser: a tap selects, a second places
     try:
+        click(desktop, '[data-point="C3"]')
+        assert by_css(desktop, '[data-point="C3"]').get_attribute("class").split().count("selected") == 1
+        assert by_css(desktop, '[data-action="play"]').text == "Play C3"
+        assert shown_move(desktop) == 0  # nothing sent yet
         click(desktop, '[data-point="C3"]')
         wait_for_move(desktop, 1)
         open_page(desktop, board.play_url(1))
-        assert not by_css(desktop, '[data-setting="confirm"]').is_selected()
+        assert by_css(desktop, '[data-setting="confirm"]').is_selected()
         focus_board(desktop)
-        keys(desktop, Keys.HOME, Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)  # E3
+        keys(desktop, Keys.HOME, Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)  # E3 selected
+        assert by_css(desktop, '[data-action="play"]').text == "Play E3"
+        keys(desktop, Keys.ENTER)
         wait_for_move(desktop, 2)
     finally:
         open_page(desktop, board.play_url(0))
@@ -104,13 +104,12 @@ def test_two_dragons_by_click_and_by_keyboard(site, desktop):
     open_page(desktop, board.play_url(0))
     point = by_css(desktop, "[data-point].target").get_attribute("data-point")
     click(desktop, f'[data-point="{point}"]')
-    click(desktop, '[data-action="play"]')
     wait_for_move(desktop, 1)
     open_page(desktop, board.play_url(1))
     focus_board(desktop)
     keys(desktop, Keys.HOME)
     centre = by_css(desktop, "[data-point].cursor").get_attribute("data-point")
-    keys(desktop, Keys.ENTER, Keys.ENTER)
+    keys(desktop, Keys.ENTER)
     wait_for_move(desktop, 2)
     assert site.moves(board) == [point, centre]
 
@@ -200,15 +199,13 @@ def test_a_move_in_one_browser_shows_in_the_other_within_two_seconds(site, deskt
     open_page(desktop, board.play_url(0))  # alice waits for bob
     assert desktop.find_elements("css selector", "[data-move-form]") == []
     open_page(second, board.play_url(1))
-    click(second, '[data-point="G7"]')
     started = time.monotonic()
-    click(second, '[data-action="play"]')
+    click(second, '[data-point="G7"]')
     wait_for_move(desktop, 2, timeout=2)
     seen_after = time.monotonic() - started
     print(f"\nthe opponent's move showed after {seen_after * 1000:.0f} ms")
     assert status(desktop) == "It is alice's turn (Blue)."
     click(desktop, '[data-point="D4"]')  # the new part of the page plays like the old one
-    click(desktop, '[data-point="D4"]')
     wait_for_move(desktop, 3)
     wait_for_move(second, 3, timeout=2)
     assert site.moves(board) == ["C3", "G7", "D4"]

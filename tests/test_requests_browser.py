@@ -36,10 +36,13 @@ def stayed(driver) -> bool:
     return driver.execute_script("return window.pbmStayed === true;")
 
 
-def test_a_draw_offer_and_its_answers_reach_the_open_page_without_reloading(site, desktop, second):
+def test_a_draw_offer_and_its_answers_reach_the_open_page_without_reloading(site, desktop, second, request):
     board = site.board("greatkingdom", moves=["D4"])
     open_page(desktop, board.play_url(0))  # alice
     open_page(second, board.play_url(1))  # bob, to move, has chosen a point and is typing
+    second.execute_script("localStorage.setItem('pbm.confirm', '1')")  # his taps select first (Settings)
+    request.addfinalizer(lambda: second.execute_script("localStorage.removeItem('pbm.confirm')"))
+    open_page(second, board.play_url(1))
     by_css(second, '[data-point="F5"]').click()  # the first tap selects
     waiter(second).until(lambda d: "selected" in by_css(d, '[data-point="F5"]').get_attribute("class"))
     by_css(second, "#move").send_keys("E5")

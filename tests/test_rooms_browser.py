@@ -108,7 +108,7 @@ def test_a_friend_game_across_two_browsers_rejoin_and_a_third_refused(site, desk
     waiter(desktop).until(lambda d: "It is Guest's turn (White)." in by_css(d, '[data-saved="friend"] li').text)
     desktop.get(f"{site.base}/language/de?next=/new")
     try:
-        waiter(desktop).until(lambda d: "Guest ist am Zug (Weiß)." in by_css(d, '[data-saved="friend"] li').text)
+        waiter(desktop).until(lambda d: "Gast ist am Zug (Weiß)." in by_css(d, '[data-saved="friend"] li').text)
         assert by_css(desktop, '[data-saved="friend"] a').text.startswith("Go (Größe 9), Brett ")
     finally:
         desktop.get(f"{site.base}/language/en?next=/new")  # the browser serves the next tests too

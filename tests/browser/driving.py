@@ -138,8 +138,7 @@ def start(driver, base: str, mode: str, game: str = "go", **fields) -> None:
 
 
 def tap(driver, point: str, number: int) -> None:
-    """Place a stone by two taps (select, then confirm); wait for move ``number``."""
-    click(driver, f'[data-point="{point}"]')
+    """Place a stone by one click (a desktop's default); wait for move ``number``."""
     click(driver, f'[data-point="{point}"]')
     wait_for_move(driver, number)
 

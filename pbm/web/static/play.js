@@ -54,7 +54,12 @@
     if (targets.mode === "path") { return nextPoints().indexOf(name) >= 0; }
     return true;
   }
-  function confirming() { return targets.mode === "point" && targets.confirm && setting("confirm", "1") === "1"; }
+  /* One click plays (as interface.md says); on a touch screen, where a finger misses,
+     the first tap selects and the second plays, unless Settings says otherwise. */
+  var CONFIRM_BY_DEFAULT = window.matchMedia && window.matchMedia("(pointer: coarse)").matches ? "1" : "0";
+  function confirming() {
+    return targets.mode === "point" && targets.confirm && setting("confirm", CONFIRM_BY_DEFAULT) === "1";
+  }
 
   function paint() {
     hooks.forEach(function (h) {
@@ -326,7 +331,7 @@
     var settings = one("[data-settings]");
     if (settings) {
       var box = one('[data-setting="confirm"]', settings);
-      box.checked = setting("confirm", "1") === "1";
+      box.checked = setting("confirm", CONFIRM_BY_DEFAULT) === "1";
       settings.hidden = !(targets && targets.mode === "point" && targets.confirm);
     }
     var cell = frame && hookNamed(new URLSearchParams(window.location.search).get("cell"));
