@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import email
 import hashlib
+import secrets
 import re
 from dataclasses import dataclass, field
 from email.errors import HeaderParseError
@@ -249,8 +250,9 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     # In its angle brackets whether or not the sender wrote them: "a@b" repeats "<a@b>". An id
     # the server could not write back into its answer's In-Reply-To is known by the mail's bytes.
     bare = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split()).strip("<>")[:253]
+    message_id = safe_message_id(f"<{bare}>") or synthetic_message_id(raw, bool(bare or message.get("Date")))
     return InboundMail(
-        message_id=safe_message_id(f"<{bare}>") or synthetic_message_id(raw),
+        message_id=message_id,
         sender=sender,
         subject=subject,
         body=text[:MAX_BODY_CHARS],
@@ -290,9 +292,15 @@ def automatic_reason(message: Message, sender: str) -> str | None:
     return None
 
 
-def synthetic_message_id(raw: bytes) -> str:
-    """A stable id for a mail that came without a Message-ID (so repeats still match)."""
-    return f"<sha256-{hashlib.sha256(raw).hexdigest()[:40]}@pbm.invalid>"
+def synthetic_message_id(raw: bytes, repeatable: bool) -> str:
+    """An id for a mail that came without a usable Message-ID. ``repeatable`` (the
+    mail has a Date, or an id the server cannot write back): a digest of its bytes,
+    so the same mail delivered again is a duplicate. Otherwise (neither, as in a
+    hand-made mail: two ``pass`` mails of one player are the same bytes) each mail is
+    its own."""
+    if repeatable:
+        return f"<sha256-{hashlib.sha256(raw).hexdigest()[:40]}@pbm.invalid>"
+    return f"<unnamed-{secrets.token_hex(16)}@pbm.invalid>"
 
 
 # -- HTML ----------------------------------------------------------------------------
