@@ -156,3 +156,28 @@ def test_idle_scoring_reminds_both_then_ends_without_a_winner(server, players, o
     assert all("Game over without a winner: it expired while both players could act (scoring was not "
                "finished)." in flat(m)
                for m in ends)
+
+
+def test_idle_scoring_after_one_confirmation_waits_for_the_other_who_forfeits(server, players, outbox):
+    """rules.md: at expiry the player to move forfeits. Once alice has confirmed the
+    marking, the game waits for bob alone: he is reminded, and he loses at expiry
+    (never confirming must not turn a lost count into no result)."""
+    from freezegun import freeze_time
+
+    from pbm.scheduler import sweep
+
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "go challenge alice bob")
+        assert reply(players, outbox, ALICE, "pass").status == "applied"
+        assert reply(players, outbox, BOB, "pass").status == "applied"
+        assert reply(players, outbox, ALICE, "done").status == "applied"
+    outbox.new()
+    with freeze_time("2026-11-05 12:01:00"):
+        assert sweep(server)["reminders"] == 1
+    [reminder] = outbox.new()
+    assert reminder["To"].addresses[0].addr_spec == BOB
+    assert "the game ends and you forfeit" in flat(reminder)
+    with freeze_time("2026-11-08 12:00:01"):
+        assert sweep(server)["expired"] == 1
+    ends = outbox.new()
+    assert len(ends) == 2 and all("Game won by alice (Black): White ran out of time." in flat(m) for m in ends)

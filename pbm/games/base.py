@@ -248,6 +248,11 @@ class Game(Protocol):
     def actors(self, state: State) -> tuple[int, ...]:
         """The sides that may act now (one side in turn; both in Go's scoring; none at the end)."""
 
+    def awaited(self, state: State) -> int | None:
+        """The side the game waits for, which is reminded and forfeits at expiry: the side
+        to move, or where both may act the one that has not yet done its part (Go's
+        scoring once one side confirmed); None when it waits for both or is over."""
+
     def outcome(self, state: State) -> Outcome | None: ...
 
     def legal_moves(self, state: State) -> Sequence[Move]:
@@ -324,6 +329,9 @@ class Declared:
 
     def consequences(self, before, after) -> Consequences:
         return Consequences()
+
+    def awaited(self, state):
+        return self.to_move(state)
 
 
 class TurnBased(Declared):

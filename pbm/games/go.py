@@ -190,6 +190,12 @@ class Go(Declared):
     def to_move(self, state: GoState) -> int | None:
         return state.turn if state.phase == PLAY else None
 
+    def awaited(self, state: GoState) -> int | None:
+        """In the scoring, once one side has confirmed the marking, the other."""
+        if state.phase == SCORING and len(state.confirmed) == 1:
+            return 1 - next(iter(state.confirmed))
+        return self.to_move(state)
+
     def actors(self, state: GoState) -> tuple[int, ...]:
         if state.phase == PLAY:
             return (state.turn,)

@@ -15,10 +15,11 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from ..boardview import load_players
+from ..boardview import board_state, load_players
 from ..movelog import OWN_MOVES
 from ..config import Settings
 from ..db import reading
+from ..games import get_game
 from ..models import Board, MoveRecord, Vacation, utcnow
 from . import boards, letters, social
 from .unit import Unit, run
@@ -61,6 +62,15 @@ def end_vacations(engine: Engine, settings: Settings, now: datetime) -> int:
     return sum(run(engine, settings, lambda unit, i=i: social.end_vacation(unit, i), now=now) for i in due)
 
 
+def _awaited(board: Board) -> int | None:
+    """The seat the board waits for (``Game.awaited``): the player to move, or in Go's
+    scoring the one who has not confirmed the marking the other confirmed."""
+    if board.to_move is not None:
+        return board.to_move
+    game = get_game(board.game)
+    return game.awaited(board_state(game, board.state)) if board.status == "active" else None
+
+
 def send_reminders(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
     """Remind the player to move on every board past its nag time, once per idle spell;
     not on a board past its expiry too (a sweep that comes late: it only expires)."""
@@ -75,9 +85,9 @@ def send_reminders(engine: Engine, settings: Settings, now: datetime | None = No
         deadline = board.expire_due_at.strftime("%Y-%m-%d %H:%M UTC")
         if board.request_kind == "draw":  # accepted at expiry: either player may still move or answer
             seats, occasion = (0, 1), "reminder-draw"
-        elif board.to_move is not None:
-            seats, occasion = (board.to_move,), "reminder" if _started(unit, board) else "reminder-unstarted"
-        else:  # both may act (Go's scoring): remind both
+        elif (awaited := _awaited(board)) is not None:
+            seats, occasion = (awaited,), "reminder" if _started(unit, board) else "reminder-unstarted"
+        else:  # both may act (Go's scoring, nobody has confirmed): remind both
             seats, occasion = (0, 1), "reminder-both"
         letters.board_mails(unit, board, load_players(unit.session, board), seats=seats, occasion=occasion,
                             deadline=deadline, auto="auto-generated")
@@ -98,7 +108,7 @@ def expire_boards(engine: Engine, settings: Settings, now: datetime | None = Non
         board = _claim(unit, board_id, due, {})
         if board is None:
             return False
-        seat = board.to_move
+        seat = _awaited(board)
         if board.request_kind == "draw":
             kind = "draw"
         else:
