@@ -578,9 +578,11 @@ def test_a_games_refusal_is_german_for_a_german_reader(players, outbox, server, 
 
 
 @pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed")
-def test_the_play_script_speaks_german_on_a_german_page(site, desktop):
+def test_the_play_script_speaks_german_on_a_german_page(site, desktop, request):
     board = site.board("go", moves=["D5"])
     open_page(desktop, board.play_url(1))
+    desktop.execute_script("localStorage.setItem('pbm.confirm', '1')")  # taps select first (Settings)
+    request.addfinalizer(lambda: desktop.execute_script("localStorage.removeItem('pbm.confirm')"))
     assert by_css(desktop, "html").get_attribute("lang") == "en"  # Chromium asks for en-US
     click(desktop, '[data-language="de"]')  # the switch: a plain link, remembered in a cookie
     waiter(desktop).until(lambda d: by_css(d, "html").get_attribute("lang") == "de")

@@ -360,6 +360,7 @@ def test_submit_shows_the_board_and_confirm_plays_it(players, outbox, server):
     assert shown["Subject"] == "Great Kingdom Board 101 submitted D4"
     assert "It is NOT played yet" in text(shown)
     assert "  4  .  .  . (B) .  .  .  .  .  4" in body(shown)
+    assert "It is bob's turn (Orange)." in body(shown)  # the status after it, as preview says it
     assert "greatkingdom confirm 101 alice <password>" in body(shown)
     assert board_of(server).move_count == 0
     assert players.send(ALICE, "greatkingdom confirm 101 alice alicepw", "here goes").status == "applied"
@@ -367,6 +368,15 @@ def test_submit_shows_the_board_and_confirm_plays_it(players, outbox, server):
     assert "alice says (to the two players only):\n> here goes" in body(outbox.to(BOB)[-1])
     assert players.send(ALICE, "greatkingdom confirm 101 alice alicepw").status == "rejected"
     assert "You have submitted no move on board 101, so there is nothing to confirm." in text(outbox.to(ALICE)[-1])
+
+
+def test_submit_says_what_the_server_would_play_after_it(players, outbox, server):
+    column_b_walled_but_b5(players)
+    assert players.send(ALICE, "greatkingdom submit 101 alice alicepw B5").status == "applied"
+    shown = text(outbox.new()[-1])
+    assert "The server would then play: pass (forced)." in shown
+    assert "It is alice's turn (Blue)." in shown  # Orange's pass is played for it
+    assert log_of(server)[-1] == ("move", 1, "pass")  # nothing played
 
 
 def test_confirm_is_refused_when_the_board_changed_and_submit_needs_ones_turn(players, outbox, server):

@@ -25,7 +25,7 @@ from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
 from ..games import Game, IllegalMoveError, MoveError, Outcome, get_game
-from ..i18n import N_, LazyText, lazy_gettext
+from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from ..usage import USAGE, Usage
 from . import letters, ratings
@@ -323,6 +323,24 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     logged = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
                     outcome=ending(game, "decline", seat), comment=comment)
     letters.board_mails(unit, board, players, comment=logged, mover=seat)
+
+
+def marked_forced(move: str) -> LazyText:
+    """A move the server would play for a player, as a move list marks it."""
+    return LazyText(lambda: f"{move} {gettext('(forced)')}")
+
+
+def with_forced_replies(game: Game, state) -> tuple[object, list[str]]:
+    """The position after the moves the server would play next (``forced_move``, as
+    after a real move), and those moves as written: what ``preview`` and ``submit``
+    show of a move nobody has played."""
+    replies = []
+    for _ in range(MAX_FORCED):
+        if game.outcome(state) is not None or (forced := forced_move(game, state)) is None:
+            break
+        state = game.apply(state, *forced)
+        replies.append(game.format_move(forced[1]))
+    return state, replies
 
 
 def forced_move(game: Game, state) -> tuple[int, object] | None:

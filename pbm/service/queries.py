@@ -80,18 +80,10 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
             raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=text,
                                            error=lazy_sentence(error)), USAGE["preview"]) from None
         played.append(game.format_move(move))
-        for _ in range(boards.MAX_FORCED):  # the replies the server would play, as after a real move
-            if game.outcome(state) is not None or (forced := boards.forced_move(game, state)) is None:
-                break
-            state = game.apply(state, *forced)
-            played.append(_forced(game.format_move(forced[1])))
+        state, replies = boards.with_forced_replies(game, state)
+        played += [boards.marked_forced(reply) for reply in replies]
         view = BoardView(board, game, players, view.records, state, game.outcome(state), at)
     letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=played)
-
-
-def _forced(move: str) -> LazyText:
-    """A move the server plays for a player, as a move list marks it."""
-    return LazyText(lambda: f"{move} {gettext('(forced)')}")
 
 
 def history(unit: Unit, command: Command, comment: str) -> None:

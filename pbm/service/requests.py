@@ -213,13 +213,14 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
         state = game.apply(state, seat, move)
     except MoveError as error:
         raise PlayerError(lazy_sentence(error), boards.notation(game)) from None
+    state, replies = boards.with_forced_replies(game, state)
     board.submitted_seat, board.submitted_move = seat, game.format_move(move)
     board.submitted_at_move = board.move_count
     unit.session.add(board)
     unit.board_changed(board)  # the player's page shows the submitted move
     view = BoardView(board, game, players, [], state, game.outcome(state), board.move_count)
     letters.send(unit, unit.mail.sender, "submitted", board=board, view=view, move=board.submitted_move,
-                 userid=players[seat].userid)
+                 replies=[boards.marked_forced(reply) for reply in replies], userid=players[seat].userid)
 
 
 def confirm(unit: Unit, command: Command, comment: str) -> None:
