@@ -340,7 +340,8 @@ class BoardView:
     def diagram(self, legal: bool = False) -> str:
         """The game's ASCII board with its legend in the current language (the drawing
         itself is the same in every language)."""
-        return game_sentence(self.game.diagram(self.state, legal=legal and self.is_latest))
+        over = self.outcome is not None
+        return game_sentence(self.game.diagram(self.state, legal=legal and self.is_latest and not over, over=over))
 
     def text(self, recent: int | None = RECENT_MOVES, legal: bool = False) -> str:
         """Header, status, recent moves and the diagram, as plain text in the current
@@ -391,7 +392,7 @@ class BoardView:
             "outcome": self.outcome.to_json() if self.outcome else None,
             "request": self.pending_line(),
             "state": self.game.to_json(self.state),
-            "diagram": self.game.diagram(self.state),
+            "diagram": self.game.diagram(self.state, over=self.outcome is not None),
             "last_move_at": b.last_move_at.isoformat(),
             "expires_at": b.expire_due_at.isoformat() if b.expire_due_at and b.status == "active" else None,
         }

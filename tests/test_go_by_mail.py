@@ -131,6 +131,7 @@ def test_resign_during_scoring(go_game, outbox):
     assert "Game won by bob (White): Black resigned." in flat(final)
     # the game is over: no scoring to do, and no count nobody confirmed
     assert "Komi 6.5." in flat(final) and "Scoring:" not in flat(final) and "Count:" not in flat(final)
+    assert "area" not in flat(final) and " b " not in body(final)  # nor the areas of that count on the board
     assert sgf.Sgf_game.from_bytes(next(final.iter_attachments()).get_content()).get_root().get("RE") == "W+R"
 
 

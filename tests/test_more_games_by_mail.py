@@ -101,3 +101,24 @@ def test_a_game_without_passing_refuses_pass_and_p_with_that_reason(players, out
             assert refused.error == f"{title} has no passing: every turn is a move (resign ends the game).", word
     # and no draw was offered by "p"
     assert not any("offers a draw" in flat(m) for m in outbox.to(BOB))
+
+
+def test_a_board_ended_by_resignation_or_agreement_marks_nothing_still_to_do(players, outbox):
+    """The rules never saw these ends: the diagram must not offer the mover's points
+    (2 Dragons' show) or ask for a gap to be filled (Dragons)."""
+    players.send(ALICE, "twodragons challenge alice bob -size=9")
+    assert reply(players, outbox, ALICE, "D4").status == "applied"
+    assert reply(players, outbox, BOB, "resign").status == "applied"
+    players.send(ALICE, "twodragons show 101")
+    shown = body(outbox.to(ALICE)[-1])
+    assert "Game won by alice (White): Black resigned." in shown
+    assert "*" not in shown and "may play" not in shown
+    players.send(ALICE, "dragons challenge alice bob")
+    for number, move in enumerate(["1s:F4", "1ne:B0", "2sw:F1", "5sw:F4", "1n:B5"]):
+        assert reply(players, outbox, (ALICE, BOB)[number % 2], move).status == "applied"
+    assert "* a gap that must be filled" in flat(outbox.to(BOB)[-1])  # the position asks for one
+    assert players.send(BOB, "dragons move 102 bob bobpw propose").status == "applied"
+    assert players.send(ALICE, "dragons move 102 alice alicepw accept").status == "applied"
+    players.send(ALICE, "dragons show 102")
+    drawn = flat(outbox.to(ALICE)[-1])
+    assert "Game drawn" in drawn and "must be filled" not in drawn and "Playable cells" not in drawn

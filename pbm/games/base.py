@@ -262,9 +262,11 @@ class Game(Protocol):
         """The one legal move when the rules leave the side to act exactly one, else
         None (``Declared`` answers from ``legal_moves``; a game may answer sooner)."""
 
-    def diagram(self, state: State, legal: bool = False) -> str:
+    def diagram(self, state: State, legal: bool = False, over: bool = False) -> str:
         """The ASCII board, lines of at most 78 characters; with ``legal``, also mark
-        where the player to move may play (for games that can). The English text, made
+        where the player to move may play (for games that can). ``over``: the game
+        ended outside the rules (resignation, agreement, time), so nothing is shown
+        as still to be done (Dragons' compulsory gaps, Go's unconfirmed areas). The English text, made
         with ``GameText.join`` of the drawing (plain text, the same in every language)
         and its legend lines (``GameText``), so the server shows the legend in the
         reader's language."""

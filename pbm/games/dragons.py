@@ -325,15 +325,15 @@ class Dragons(TurnBased):
 
     # -- presentation ------------------------------------------------------
 
-    def diagram(self, state: DragonsState, legal: bool = False) -> str:
-        marks = {cell: "*" for cell in state.compulsory()} if not state.outcome else {}
+    def diagram(self, state: DragonsState, legal: bool = False, over: bool = False) -> str:
+        marks = {cell: "*" for cell in state.compulsory()} if not (state.outcome or over) else {}
         from .dragons_diagram import draw  # the drawing sits beside the rules and reads them
 
         legend = [GameText("o/x edge colours, numbers are tiles")]
         if marks:
             legend.append(GameText("* a gap that must be filled"))
         lines = [draw(state, marks), GameText.join(legend, "; ")]
-        if legal and not state.outcome:
+        if legal and not (state.outcome or over):
             lines.append(GameText("Playable cells and the orientations that fit:"))
             lines += [f"  {name:<6} {' '.join(fits)}" for name, fits in self.playable(state)]
         return GameText.join(lines, "\n")

@@ -318,10 +318,12 @@ class Go(Declared):
 
     # -- presentation ------------------------------------------------------
 
-    def diagram(self, state: GoState, legal: bool = False) -> str:
+    def diagram(self, state: GoState, legal: bool = False, over: bool = False) -> str:
         size, stars = state.size, star_points(state.size)
-        # From the scoring on, every empty point shows whose area it is.
-        owners = area_owners(state.board, size, state.dead) if state.phase != PLAY else {}
+        # From the scoring on, every empty point shows whose area it is (not once the game
+        # ended otherwise: a count nobody confirmed is no result).
+        counted = state.phase == OVER or state.phase == SCORING and not over
+        owners = area_owners(state.board, size, state.dead) if counted else {}
 
         def cell(x: int, y: int) -> str:
             i = y * size + x
@@ -337,7 +339,7 @@ class Go(Declared):
             legend.append(GameText("(%(stone)s) the last move", stone=last_stone))
         if state.dead:
             legend.append(GameText("x/o dead"))
-        if state.phase != PLAY:
+        if counted:
             legend.append(GameText("b/w Black's/White's area"))
         captures = GameText("Captured so far: by Black %(black)s, by White %(white)s", black=state.captures[0],
                             white=state.captures[1])

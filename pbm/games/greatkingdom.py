@@ -201,7 +201,7 @@ class GreatKingdom(TurnBased):
 
     # -- presentation ------------------------------------------------------
 
-    def diagram(self, state: GreatKingdomState, legal: bool = False) -> str:
+    def diagram(self, state: GreatKingdomState, legal: bool = False, over: bool = False) -> str:
         size = state.size
         blue_land = territory(state.board, size, BLUE)
         orange_land = territory(state.board, size, ORANGE)

@@ -219,9 +219,9 @@ class TwoDragons(TurnBased):
             return []
         return [PASS, *self.legal_points(state, state.turn)]
 
-    def diagram(self, state: TwoDragonsState, legal: bool = False) -> str:
+    def diagram(self, state: TwoDragonsState, legal: bool = False, over: bool = False) -> str:
         size = state.size
-        hints = set(self.legal_points(state, state.turn)) if legal and not state.outcome else set()
+        hints = set(self.legal_points(state, state.turn)) if legal and not (state.outcome or over) else set()
 
         def cell(x: int, y: int) -> str:
             if (x, y) in hints:

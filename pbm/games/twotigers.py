@@ -232,7 +232,7 @@ class TwoTigers(TurnBased):
 
     # -- presentation ------------------------------------------------------
 
-    def diagram(self, state: TwoTigersState, legal: bool = False) -> str:
+    def diagram(self, state: TwoTigersState, legal: bool = False, over: bool = False) -> str:
         """The alquerque board: points 6 columns apart, lines drawn between them."""
         width = 8 + 6 * SIZE
 
