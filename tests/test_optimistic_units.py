@@ -134,3 +134,30 @@ def test_a_mail_takes_savepoints_only_for_a_refused_line(server, outbox, board):
     assert logged(server) == ["D4", "E4"]
     assert sorted(m["Subject"] for m in outbox.new()) == [
         "Great Kingdom Board 101 alice", "Great Kingdom Board 101 alice", "pbm error"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_commands_changing_one_account_take_turns(server, players, outbox):
+    """PostgreSQL: two vacation mails of one player at once must not both pass "one
+    vacation at a time" (each read none before either wrote): the command locks the
+    account's row first. Here the row is held while both mails arrive; once free,
+    one is applied and the other refused."""
+    from sqlalchemy import text
+
+    from pbm.models import Vacation
+
+    results = []
+    with server.engine.connect() as holder:
+        holder.execute(text("SELECT id FROM player WHERE userid = 'alice' FOR UPDATE"))
+        senders = [threading.Thread(target=lambda: results.append(players.send(ALICE, "vacation alice alicepw 5")))
+                   for _ in range(2)]
+        for sender in senders:
+            sender.start()
+        with reading(server.engine) as s:  # neither got past the lock while it is held
+            assert s.exec(select(Vacation)).all() == [] and results == []
+        holder.rollback()
+    for sender in senders:
+        sender.join(30)
+    assert sorted(r.status for r in results) == ["applied", "rejected"]
+    with reading(server.engine) as s:
+        assert len(s.exec(select(Vacation)).all()) == 1

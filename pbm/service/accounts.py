@@ -65,9 +65,12 @@ def lock(unit: Unit, player: Player) -> Player:
                              .execution_options(populate_existing=True)).one()
 
 
-def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
+def authenticate(unit: Unit, userid: str, password: str, usage: str, *, changing: bool = False) -> Player:
     """The player whose password this is; PlayerError otherwise. Uses the verdict
-    checked before the transaction (``passwords.precheck``) when the hash is unchanged."""
+    checked before the transaction (``passwords.precheck``) when the hash is unchanged.
+    ``changing``: the command changes the account (its vacation, subscriptions,
+    addresses...), so its row is locked (``lock``): two such mails at once take turns
+    instead of both passing a check ("one vacation at a time") made before either wrote."""
     verdict = unit.passwords.get((userid, password))
     if verdict is not None and verdict.refusal:
         raise PlayerError(verdict.refusal, usage)
@@ -75,6 +78,8 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str) -> Player:
     if player is None:
         raise PlayerError(lazy_gettext("There is no player called %(userid)s; sign up first with: "
                                        "signup %(userid)s <password>", userid=userid), usage)
+    if changing:  # read afresh under the lock: a signoff just before is seen
+        player = lock(unit, player)
     if player.closed_at is not None:
         raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff); its userid stays with its "
                                        "games.", userid=userid), usage)
@@ -118,7 +123,7 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
 
 
 def change_password(unit: Unit, command: Command, comment: str) -> None:
-    player = authenticate(unit, command.userid, command.password, USAGE["change"])
+    player = authenticate(unit, command.userid, command.password, USAGE["change"], changing=True)
     new = command.args[0]
     player.password_hash = unit.new_password_hash(new)
     passwords.remember(player.userid, new, player.password_hash)
@@ -128,7 +133,7 @@ def change_password(unit: Unit, command: Command, comment: str) -> None:
 def set_language(unit: Unit, command: Command, comment: str) -> None:
     """``language <userid> <password> de|en``: the language of the player's mails
     from now on (this answer included)."""
-    player = authenticate(unit, command.userid, command.password, USAGE["language"])
+    player = authenticate(unit, command.userid, command.password, USAGE["language"], changing=True)
     chosen = command.args[0]
     if chosen not in i18n.LANGUAGES:
         raise PlayerError(lazy_gettext("There is no language %(code)r here; choose one of %(known)s.",
@@ -141,7 +146,7 @@ def change_address(unit: Unit, command: Command, comment: str) -> None:
     """Move an account to another address once a reply from it confirms, even when
     the mail says it comes from there (a From proves nothing: one forged mail would
     bind a stranger's address to an account)."""
-    player = authenticate(unit, command.userid, command.password, USAGE["change"])
+    player = authenticate(unit, command.userid, command.password, USAGE["change"], changing=True)
     address = player_address(unit.settings, command.args[0])
     _address_is_free(unit, address, player)
     if address == player.email:
@@ -268,7 +273,7 @@ def add_address(unit: Unit, command: Command, comment: str) -> None:
     """Another address for the account, once a reply from it confirms (even when the
     mail says it comes from there, see ``change_address``). Board mails still go to
     the primary one."""
-    player = authenticate(unit, command.userid, command.password, USAGE["add"])
+    player = authenticate(unit, command.userid, command.password, USAGE["add"], changing=True)
     address = player_address(unit.settings, command.args[0])
     _check_can_add(unit, player, address)
     _ask_confirmation(unit, "add", address, player.language, userid=player.userid, player_id=player.id)
@@ -298,7 +303,7 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     """Close the account: its running boards are resigned (the opponents get the board
     mail), its addresses freed, its password, watching and vacation gone; the userid
     stays, so its games still read and nobody can take it again."""
-    player = authenticate(unit, command.userid, command.password, USAGE["signoff"])
+    player = authenticate(unit, command.userid, command.password, USAGE["signoff"], changing=True)
     player.closed_at = unit.now  # first, so the mails of the boards resigned offer no new round
     running = unit.session.exec(select(Board.id).where(
         Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))

@@ -162,8 +162,7 @@ def _check_takes_challenge(unit: Unit, game, player: Player) -> None:
 def challenge_policy(unit: Unit, command: Command, comment: str) -> None:
     """``accept``, ``reject`` (all challenges to the game) or ``limit n`` (active boards
     at most; 0: no limit); the answer says what now holds."""
-    player = accounts.lock(unit, accounts.authenticate(unit, command.userid, command.password,
-                                                       USAGE[command.verb]))
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb], changing=True)
     policy = _policy(unit, player, command.game)
     if command.verb == "limit":
         policy.board_limit = int(command.args[0]) or None

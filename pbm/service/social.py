@@ -45,7 +45,7 @@ DAY = timedelta(days=1)
 
 def subscribe(unit: Unit, command: Command, comment: str) -> None:
     """Watch one board, or (no board) every board of the game begun from now on."""
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE["subscribe"])
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["subscribe"], changing=True)
     title = get_game(command.game).title
     if command.board is None:
         if _all_boards(unit, player, command.game) is not None:
@@ -78,7 +78,7 @@ def subscribe(unit: Unit, command: Command, comment: str) -> None:
 
 def unsubscribe(unit: Unit, command: Command, comment: str) -> None:
     """Stop watching one board, or every board the all-boards subscription brought."""
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE["unsubscribe"])
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["unsubscribe"], changing=True)
     if command.board is None:
         every = _all_boards(unit, player, command.game)
         if every is None:
@@ -224,7 +224,7 @@ def days_left(unit: Unit, player: Player) -> int:
 
 def vacation(unit: Unit, command: Command, comment: str) -> None:
     """``<days>``: away from now for that many days; ``off``: back now."""
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE["vacation"])
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["vacation"], changing=True)
     running = running_vacation(unit, player)
     if running is not None and running.until <= unit.now:  # over; the scheduler has not run since
         end_vacation(unit, running.id)
