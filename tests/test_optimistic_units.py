@@ -15,7 +15,7 @@ from pbm.db import reading, transaction
 from pbm.models import Board, MoveRecord
 from pbm.service import boards, letters
 
-from .conftest import body, make_mail
+from .conftest import body, make_mail, wait_until
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
 sqlite_only = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -161,3 +161,27 @@ def test_commands_changing_one_account_take_turns(server, players, outbox):
     assert sorted(r.status for r in results) == ["applied", "rejected"]
     with reading(server.engine) as s:
         assert len(s.exec(select(Vacation)).all()) == 1
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_row_made_by_another_mail_meanwhile_is_answered_as_after_it(server, players, outbox):
+    """PostgreSQL: zed's signup is written, not yet committed, when another signup of
+    zed reads the userid free; its INSERT waits, then fails on the unique index. The
+    mail runs once more and is refused as taken, not answered "try again later"."""
+    from sqlalchemy import text
+
+    results = []
+    with server.engine.connect() as holder:
+        holder.execute(text("INSERT INTO player (userid, email, invited, language, created_at) "
+                            "VALUES ('zed', 'zed@players.test', false, 'en', now())"))
+        other = threading.Thread(target=lambda: results.append(players.send("eve@players.test", "signup zed pw")))
+        other.start()
+        def blocked():  # the other signup waits on the uncommitted userid
+            with server.engine.connect() as look:
+                return look.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                         "AND query LIKE 'INSERT INTO player%'")).scalar()
+        wait_until(blocked, "the second signup to wait on the first one's userid")
+        holder.commit()
+    other.join(30)
+    assert [r.status for r in results] == ["rejected"]
+    assert "The userid zed is taken" in results[0].error

@@ -100,13 +100,17 @@ class Service:
                 "status": result.status.value, "board_id": result.board, "error": why, "received_at": unit.now})
             return result
 
-        try:
-            return run(self.engine, self.settings, work, now=now, mail=mail, optimistic=True)
-        except IntegrityError:
-            with reading(self.engine) as session:
-                if self._seen(session, mail):
-                    return Result(Status.DUPLICATE)
-            raise
+        again = True  # once: another mail made the same row at the same time (a userid, an
+        while True:  # address); run again, the command sees that row and answers as after it
+            try:
+                return run(self.engine, self.settings, work, now=now, mail=mail, optimistic=True)
+            except IntegrityError:
+                with reading(self.engine) as session:
+                    if self._seen(session, mail):
+                        return Result(Status.DUPLICATE)
+                if not again:
+                    raise
+                again = False
 
     def play_by_token(self, token: str, move_text: str, comment: str = "", number: int | None = None,
                       now: datetime | None = None) -> Result:
