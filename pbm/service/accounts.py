@@ -107,8 +107,8 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
                                        "(next, active or all); choose another.", userid=userid), USAGE["signup"])
     if userid in SUBJECT_WORDS:
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the subjects of board mails use that word "
-                                       "(\"Go Board 101 %(userid)s\" would not name a player); choose another.",
-                                       userid=userid), USAGE["signup"])
+                                       "(\"%(subject)s\" would not name a player); choose another.",
+                                       userid=userid, subject=f"Go Board 101 {userid}"), USAGE["signup"])
     if by_userid(unit.session, userid) or userid == computer.USERID or userid.startswith(GUEST_PREFIX):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
