@@ -18,7 +18,7 @@ from sqlmodel import Session, select
 
 from .db import flush, written_later
 from .games import Consequences, Game, GameError, GameText, Outcome, get_game
-from .i18n import LANGUAGES, N_, LazyText, current, gettext, knows, language
+from .i18n import LANGUAGES, N_, LazyText, current, gettext, knows, language, number
 from .models import Board, MoveRecord, Player
 from .movelog import (DECLINED, MOVES, OUT_OF_TIME, RESIGNED, log_entries, in_force, move_consequences, replay,
                       taken_back, undo_target)
@@ -49,7 +49,8 @@ def game_sentence(said) -> str:
     if not isinstance(said, (GameError, GameText)) or not said.message:
         return str(said)
     params = {name: game_sentence(value) if isinstance(value, (GameError, GameText))
-              else gettext(value) if isinstance(value, str) and value in GAME_WORDS else value
+              else gettext(value) if isinstance(value, str) and value in GAME_WORDS
+              else str(number(value)) if isinstance(value, float) else value  # komi 7,5 in German
               for name, value in said.params.items()}
     return gettext(said.message, **params)
 
@@ -92,10 +93,12 @@ def score_text(game: Game, score: str) -> str:
     word ``draw`` translated, the figures and SGF's ``W+`` kept."""
     words = {side: side_name(game, seat) for seat, side in enumerate(game.sides)}
     words["draw"] = gettext("draw")
-    return _SCORE_WORDS.sub(lambda m: words.get(m[0], m[0]), score)
+    said = _SCORE_WORDS.sub(lambda m: words.get(m[0], m[0]), score)
+    return _SCORE_FIGURES.sub(lambda m: str(number(float(m[0]))), said)
 
 
 _SCORE_WORDS = re.compile(r"\b[A-Za-z]+\b")
+_SCORE_FIGURES = re.compile(r"(?<![+\d.])\d+\.\d+")  # the counts, not SGF's result (W+7.5)
 
 
 RECENT_MOVES = 10  # moves listed in a board mail (their text shows all)

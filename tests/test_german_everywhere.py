@@ -124,15 +124,16 @@ def test_gos_result_names_the_sides_in_the_readers_language(players, outbox, app
         assert players.send(sender, f"go move 101 {sender.split('@')[0]} {sender.split('@')[0]}pw {move}").status \
             == "applied"
     mails = {to(m): flat(m) for m in outbox.new()[-2:]}
-    assert "W+7.5 (Schwarz 0, Weiß 7.5)." in mails[ALICE]
+    assert "W+7.5 (Schwarz 0, Weiß 7,5)." in mails[ALICE]
     assert "W+7.5 (Black 0, White 7.5)." in mails[BOB]
     page = shown(app.test_client().get("/games/101", headers=GERMAN))
-    assert any("W+7.5 (Schwarz 0, Weiß 7.5)." in text for text in page.texts)
+    assert any("W+7.5 (Schwarz 0, Weiß 7,5)." in text for text in page.texts)
 
 
 def test_every_games_count_is_translated_and_keeps_its_figures():
     with i18n.language("de"):
-        assert boardview.score_text(get_game("go"), "B+2.5 (Black 41, White 38.5)") == "B+2.5 (Schwarz 41, Weiß 38.5)"
+        # the figures as German writes them; SGF's result stays as it is
+        assert boardview.score_text(get_game("go"), "B+2.5 (Black 41, White 38.5)") == "B+2.5 (Schwarz 41, Weiß 38,5)"
         assert boardview.score_text(get_game("go"), "Black 40, White 40, draw") == "Schwarz 40, Weiß 40, unentschieden"
         assert boardview.score_text(get_game("greatkingdom"), "Blue 9, Orange 4") == "Blau 9, Orange 4"
         assert boardview.score_text(get_game("twodragons"), "White 12, Black 9") == "Weiß 12, Schwarz 9"
@@ -147,11 +148,11 @@ def test_a_games_options_are_described_and_refused_in_german(players, outbox):
     players.send(ALICE, "language alice alicepw de")
     players.send(ALICE, "go help")
     help_text = flat(outbox.new()[-1])
-    assert "-size: Brettgröße, 9 13 19 (Vorgabe 9)" in help_text
-    assert re.search(r"-komi: .*, -100 bis 100 \(Vorgabe 7.5\)", help_text)
+    assert "-size: Brettgröße, 9 13 19 (Standard 9)" in help_text
+    assert re.search(r"-komi: .*, -100 bis 100 \(Standard 7.5\)", help_text)
     assert "(default" not in help_text
     players.send(ALICE, "dragons help")
-    assert re.search(r"-tantrix: .*, true oder false \(Vorgabe false\)", flat(outbox.new()[-1]))
+    assert re.search(r"-tantrix: .*, true oder false \(Standard false\)", flat(outbox.new()[-1]))
     players.send(ALICE, "go challenge alice bob -size=7")
     assert "-size muss 9, 13 oder 19 sein, nicht '7'." in flat(outbox.new()[-1])
     players.send(ALICE, "twotigers challenge alice bob -x=1")

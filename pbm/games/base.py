@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-from functools import lru_cache
 from typing import Any, Hashable, Protocol, Sequence
 
 from .said import GameError, GameText, IllegalMoveError, InvalidMoveError, MoveError, OptionError  # noqa: F401

@@ -12,7 +12,6 @@ the other moves alone until passing too. Score: the pieces in a player's
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from .base import (
     GameInfo,

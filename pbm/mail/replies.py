@@ -8,7 +8,7 @@ import re
 
 from mailparser_reply.parser import EmailMessage as ReplyText
 
-from .inbound import MAX_BODY_CHARS, MAX_COMMAND_LINE, MAX_PARSED_LINE, MAX_REPLY_CHARS, REPLY_LANGUAGES
+from .inbound import MAX_BODY_CHARS, MAX_PARSED_LINE, MAX_REPLY_CHARS, REPLY_LANGUAGES
 
 # What the reply parser misses: wrapped or French attributions, Outlook's and
 # Gmail's separator lines in German and French, and phone signatures.

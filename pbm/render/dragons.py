@@ -69,7 +69,7 @@ def outlines(cells, **attrs) -> str:
 def numbers(state: DragonsState) -> str:
     """Each tile's number on a white disc in its middle."""
     discs, figures = [], []
-    for i, (q, r, _) in enumerate(state.tiles):
+    for i, (q, r, _turn) in enumerate(state.tiles):
         x, y = centre((q, r))
         discs.append(el("circle", cx=x, cy=y, r=0.3))
         figures.append(el("text", text(i + 1), x=x, y=y))

@@ -9,7 +9,7 @@ from pbm.games.greatkingdom import BLUE, GREAT_KINGDOM, NEUTRAL, ORANGE, GreatKi
 from pbm.i18n import gettext as _
 
 from .square import SquareBoard
-from .svg import INK, document, el, num
+from .svg import document, el, num
 
 GROUND = "#f1e9d2"
 CASTLE_FILL = {BLUE: "#1d5bb8", ORANGE: "#c25400", NEUTRAL: "#5f5f5f"}

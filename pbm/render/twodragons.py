@@ -9,7 +9,7 @@ from pbm.games.twodragons import BLACK, TWO_DRAGONS, WHITE, TwoDragonsState
 from pbm.i18n import gettext as _
 
 from .square import SquareBoard
-from .svg import INK, document, el, num
+from .svg import document, el, num
 
 GROUND = "#e3d3ab"
 PIECE_FILL = {WHITE: "#fafaf5", BLACK: "#141414"}

@@ -100,7 +100,8 @@ def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
                              search_seconds=settings.computer_seconds)
     except EngineError as error:
         log.warning("the computer could not move on board %s: %s", board_id, error)
-        run(engine, settings, lambda unit: _tell_failure(unit, board_id, number, str(error)))
+        reason = str(error)
+        run(engine, settings, lambda unit: _tell_failure(unit, board_id, number, reason))
         return False
 
     def move(unit: Unit) -> bool:

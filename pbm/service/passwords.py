@@ -24,7 +24,7 @@ from sqlmodel import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..command_passwords import new_password
-from ..db import reading, transaction
+from ..db import transaction
 from ..i18n import LazyText, lazy_gettext
 from ..models import PasswordFailure, Player
 

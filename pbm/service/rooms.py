@@ -39,7 +39,7 @@ from sqlmodel import Session, select
 from ..boardview import UNNAMED, game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
-from ..i18n import N_, LazyText, current, gettext, lazy_gettext
+from ..i18n import LazyText, current, gettext, lazy_gettext, number
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import GUEST_PREFIX
@@ -121,7 +121,7 @@ def _options(game, raw: dict[str, str]) -> dict:
         if name in fixed:
             raise PlayerError(lazy_gettext("In games started here %(game)s is played with %(option)s %(value)s; "
                                            "it cannot be chosen.", game=game.title, option=name,
-                                           value=format(fixed[name], "g")))
+                                           value=number(fixed[name])))
         if name not in offered:
             raise PlayerError(lazy_gettext("The form holds a field that is none of the game's options; start again "
                                            "from this page."))

@@ -28,7 +28,7 @@ from limits.strategies import MovingWindowRateLimiter
 
 from ..db import reading
 from ..games import REGISTRY, get_game
-from ..i18n import N_, current
+from ..i18n import N_, current, number
 from ..i18n import gettext as _
 from ..service import rooms
 from ..service.errors import PlayerError
@@ -66,8 +66,9 @@ def _form_page(game_name: str, typed: dict, error: str | None = None, status: in
                 "label": rooms.option_label(spec)} for spec in rooms.options_offered(game.name)]
     return render_template("new.html", games=_games(), game=game, options=options, typed=typed, error=error,
                            side_names=[_(side) for side in game.sides], option_words=OPTION_WORDS,
-                           refusal=rooms.computer_refusal(game.name, settings), fixed=rooms.FIXED_OPTIONS.get(
-                               game.name, {}), expire_days=int(rooms.EXPIRE_DAYS), form_key=form_key()), status
+                           refusal=rooms.computer_refusal(game.name, settings),
+                           fixed={name: number(value) for name, value in rooms.FIXED_OPTIONS.get(game.name, {}).items()},
+                           expire_days=int(rooms.EXPIRE_DAYS), form_key=form_key()), status
 
 
 @bp.get("/new")
