@@ -42,17 +42,19 @@ LOG_WORDS = {"resign": N_("resign"), "forfeit": N_("forfeit"), "decline": N_("de
              "expire": N_("expire")}
 
 
-def game_sentence(said) -> str:
+def game_sentence(said, wording: dict[str, str] | None = None) -> str:
     """What a game said, in the current language: a game's error (``GameError``) or
     text (``GameText``) through the catalogue, with the sentences it quotes and the
-    sides it names (GAME_WORDS) translated too; anything else as it says itself."""
+    sides it names (GAME_WORDS) translated too; anything else as it says itself.
+    ``wording``: sentences said otherwise where this is shown (a page's buttons for a
+    mail's commands), by their English message."""
     if not isinstance(said, (GameError, GameText)) or not said.message:
         return str(said)
-    params = {name: game_sentence(value) if isinstance(value, (GameError, GameText))
+    params = {name: game_sentence(value, wording) if isinstance(value, (GameError, GameText))
               else gettext(value) if isinstance(value, str) and value in GAME_WORDS
               else str(number(value)) if isinstance(value, float) else value  # komi 7,5 in German
               for name, value in said.params.items()}
-    return gettext(said.message, **params)
+    return gettext((wording or {}).get(said.message, said.message), **params)
 
 
 def speaks_current_language(said) -> bool:

@@ -298,8 +298,8 @@ def test_a_games_own_texts_are_in_the_page_language(app, pages):
     """A game's status line is translated too; one the catalogue lacks stays
     English and is marked so (lang="en") on a German page."""
     page = fetch(app, "/games/103", GERMAN).get_data(as_text=True)
-    assert ("Auswertung: markiere tote Gruppen (mark D4), dann done; resume spielt weiter. "
-            "Zählung: Schwarz 0, Weiß 7.5. Bestätigt von: noch niemand.") in page
+    assert ("Auswertung: tippe eine tote Gruppe an, um sie zu markieren (oder schreibe mark D4), dann Fertig; "
+            "Weiterspielen spielt weiter. Zählung: Schwarz 0, Weiß 7,5. Bestätigt von: noch niemand.") in page
     with app.test_request_context(headers=GERMAN):
         app.preprocess_request()
         assert game_said(GameText("Komi %(komi)s.", komi="7.5")) == "Komi 7.5."  # the same in both

@@ -350,12 +350,11 @@ class Go(Declared):
                 for i, v in enumerate(state.board) if v != EMPTY}
 
     def status(self, state: GoState, over: bool = False) -> str:
-        komi = GameText("Komi %(komi)s.", komi=format(state.komi, "g"))
+        komi = GameText("Komi %(komi)s.", komi=float(state.komi))
         if state.phase == PLAY or (over and state.phase != OVER):  # a count nobody confirmed is no result
             return komi
         black, white = self.score(state)
-        count = GameText("Count: Black %(black)s, White %(white)s.", black=format(black, "g"),
-                         white=format(white, "g"))
+        count = GameText("Count: Black %(black)s, White %(white)s.", black=float(black), white=float(white))
         if state.phase == OVER:
             return GameText.join((komi, count))
         done = GameText.join([GameText(self.sides[s]) for s in sorted(state.confirmed)], ", ") \

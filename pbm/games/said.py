@@ -29,7 +29,9 @@ class GameText(str):
     joined = False  # made by ``join``: its message is only the parts' places
 
     def __new__(cls, message: str, **params):
-        text = super().__new__(cls, message % params if params else message)
+        # a figure (float) reads 7.5 or 45 in English; the server writes it as its reader does
+        shown = {name: format(value, "g") if isinstance(value, float) else value for name, value in params.items()}
+        text = super().__new__(cls, message % shown if params else message)
         text.message, text.params = message, params
         return text
 

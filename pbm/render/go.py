@@ -7,6 +7,7 @@ from pbm.games.base import MoveError
 from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState, star_points
 from pbm.games.go import area_owners as go_area_owners
 from pbm.i18n import gettext as _
+from pbm.i18n import number
 
 from .square import SquareBoard
 from .svg import INK, document, el, num
@@ -81,7 +82,7 @@ def render(state: GoState, move_number: int, last_move: str | None, interactive:
                                     white=state.captures[1])))
     if scoring:
         black, white = GO.score(state)
-        count = {"black": format(black, "g"), "white": format(white, "g"), "komi": format(state.komi, "g")}
+        count = {"black": number(black), "white": number(white), "komi": number(state.komi)}  # 7,5 in German
         parts.append(board.caption(1, _("Final area: Black %(black)s, White %(white)s (komi %(komi)s)", **count)
                                    if state.phase == OVER else
                                    _("Area now: Black %(black)s, White %(white)s (komi %(komi)s)", **count)))

@@ -106,11 +106,19 @@ def stop_speaking_page_language(error=None):
         i18n.stop_using(g.pop("pbm_language"))
 
 
+# A game's sentences that name mail commands, as a page with buttons says them.
+PAGE_WORDING = {
+    "Scoring: mark dead groups (mark D4), then done; resume to play on.":
+        N_("Scoring: tap a dead group to mark it (or write mark D4), then Done; Resume play plays on."),
+}
+
+
 def game_said(text: str) -> str:
-    """What a game module wrote (``GameText``), in the page's language; a sentence
-    the catalogue lacks stays English and is marked so on a page in another language."""
+    """What a game module wrote (``GameText``), in the page's language and words
+    (``PAGE_WORDING``); a sentence the catalogue lacks stays English and is marked so
+    on a page in another language."""
     if speaks_current_language(text):
-        return game_sentence(text)
+        return game_sentence(text, PAGE_WORDING)
     return Markup('<span lang="en">%s</span>') % text
 
 
