@@ -80,8 +80,11 @@ def knows(message: str) -> bool:
     return current() == DEFAULT or message in getattr(found, "_catalog", {})  # gettext's own table
 
 
-def ngettext(singular: str, plural: str, count: int, **params) -> str:
-    """The singular or plural form for ``count``; with ``params``, filled from them."""
+def ngettext(singular: str, plural: str, count: float, **params) -> str:
+    """The singular or plural form for ``count`` (a fraction of days, 0.5, takes the
+    plural, as in both languages); with ``params``, filled from them."""
+    if isinstance(count, float):
+        count = int(count) if count.is_integer() else 2
     text = translations(current()).ngettext(singular, plural, count)
     return text % params if params else text
 

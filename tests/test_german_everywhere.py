@@ -280,7 +280,7 @@ def test_the_board_picture_on_a_german_page_says_the_last_move_in_german(players
     players.send(ALICE, "go move 101 alice alicepw D4")
     page = app.test_client().get("/games/101", headers=GERMAN).get_data(as_text=True)
     title = re.search(r"<svg[^>]*>\s*<title>([^<]*)</title>", page)[1]
-    assert title == "Go 9x9 nach Zug 1: 1 schwarze und 0 weiße Steine; letzter Zug D4"
+    assert title == "Go 9x9 nach Zug 1: Steine 1 schwarz, 0 weiß; letzter Zug D4"
     assert "Geschlagen von Schwarz 0, von Weiß 0" in page
 
 

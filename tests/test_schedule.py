@@ -145,3 +145,14 @@ def test_an_expiry_alone_shorter_than_the_usual_reminder_brings_the_reminder_to_
     with reading(players.server.engine) as session:
         timings = [(b.nag_days, b.expire_days) for b in session.exec(select(Board).order_by(Board.id)).all()]
     assert timings[-2:] == [(1.0, 2.0), (4.0, 6.0)]
+
+
+def test_one_day_is_one_day_in_the_expiry_notice(server, players, outbox):
+    with freeze_time(T0):
+        players.send(ALICE, "greatkingdom challenge alice bob --expiretime=1")
+        assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+        assert players.send(BOB, "greatkingdom move 101 bob bobpw F6").status == "applied"
+    outbox.new()
+    with freeze_time("2026-11-02 12:00:01"):
+        assert sweep(server)["expired"] == 1
+    assert all("Board 101 has expired: no move arrived in 1 day." in " ".join(body(m).split()) for m in outbox.new())

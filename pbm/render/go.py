@@ -7,7 +7,7 @@ from pbm.games.base import MoveError
 from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState, star_points
 from pbm.games.go import area_owners as go_area_owners
 from pbm.i18n import gettext as _
-from pbm.i18n import number
+from pbm.i18n import ngettext, number
 
 from .square import SquareBoard
 from .svg import INK, document, el, num
@@ -103,10 +103,11 @@ def square(x: float, y: float) -> str:
 def describe(state: GoState, move_number: int, last_move: str | None) -> str:
     black = sum(1 for v in state.board if v == BLACK)
     white = sum(1 for v in state.board if v == WHITE)
-    words = [_("Go %(size)sx%(size)s after move %(move)s: %(black)s black and %(white)s white stones",
+    words = [_("Go %(size)sx%(size)s after move %(move)s: stones %(black)s black, %(white)s white",
                size=state.size, move=move_number, black=black, white=white)]
     if last_move:
         words.append(_("last move %(move)s", move=last_move))
     if state.phase != PLAY:
-        words.append(_("scoring: %(count)s stones marked dead", count=len(state.dead)))
+        words.append(ngettext("scoring: %(num)s stone marked dead", "scoring: %(num)s stones marked dead",
+                              len(state.dead), num=len(state.dead)))
     return "; ".join(words)

@@ -79,7 +79,7 @@ def last_point(state: GreatKingdomState, last_move: str | None) -> tuple[int, in
 def describe(state: GreatKingdomState, move_number: int, last_move: str | None) -> str:
     blue = state.board.count(BLUE)
     orange = state.board.count(ORANGE)
-    words = [_("Great Kingdom %(size)sx%(size)s after move %(move)s: %(blue)s blue and %(orange)s orange castles",
+    words = [_("Great Kingdom %(size)sx%(size)s after move %(move)s: castles %(blue)s blue, %(orange)s orange",
                size=state.size, move=move_number, blue=blue, orange=orange)]
     if last_move:
         words.append(_("last move %(move)s", move=last_move))

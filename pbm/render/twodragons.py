@@ -114,7 +114,7 @@ def last_point(state: TwoDragonsState, last_move: str | None) -> int | None:
 
 
 def describe(state: TwoDragonsState, move_number: int, last_move: str | None) -> str:
-    words = [_("2 Dragons %(size)sx%(size)s after move %(move)s: %(white)s white and %(black)s black pieces",
+    words = [_("2 Dragons %(size)sx%(size)s after move %(move)s: pieces %(white)s white, %(black)s black",
                size=state.size, move=move_number, white=state.board.count(WHITE), black=state.board.count(BLACK))]
     if last_move:
         words.append(_("last move %(move)s", move=last_move))

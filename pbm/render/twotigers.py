@@ -102,7 +102,7 @@ def describe(state: TwoTigersState, move_number: int, last_move: str | None) -> 
     tigers = [name(p) for p, v in enumerate(state.board) if v == TIGER]
     places = _("%(first)s and %(second)s", first=tigers[0], second=tigers[1]) if len(tigers) == 2 \
         else ", ".join(tigers)
-    words = [_("Two Tigers after move %(move)s: tigers on %(places)s; %(goats)s goats", move=move_number,
+    words = [_("Two Tigers after move %(move)s: tigers on %(places)s; goats: %(goats)s", move=move_number,
                places=places, goats=state.goats)]
     if last_move:
         words.append(_("last move %(move)s", move=last_move))
