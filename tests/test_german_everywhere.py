@@ -332,3 +332,9 @@ def test_the_standings_mail_heads_its_columns_in_the_readers_language(players, o
     assert head.split() == ["Spieler", "Wertung", "Spiele", "gew.", "verl.", "Remis"]
     row = next(line for line in table.splitlines() if " alice " in line)
     assert len(row) == len(head)  # the columns stay aligned
+
+
+def test_the_english_welcome_tells_a_german_newcomer_how_to_get_german(players, outbox):
+    players.send("hans@players.test", "signup hans geheim1")
+    welcome = body(outbox.to("hans@players.test")[-1])
+    assert "Mails auf Deutsch: language hans <Passwort> de" in welcome

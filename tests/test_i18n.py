@@ -478,7 +478,7 @@ def test_requests_queues_and_their_refusals_reach_a_german_player_in_german(play
         if sentence:
             assert sentence in flat(last(BOB)), line
     assert "Go-Bretter von bob (laufend):" in flat(last(BOB))
-    assert "101 go alice vs bob Zug 4 alice am Zug" in flat(last(BOB))
+    assert "101 go alice gegen bob Zug 4 alice am Zug" in flat(last(BOB))
 
 
 def test_a_mail_too_large_to_read_is_refused_in_the_readers_language(players, outbox):

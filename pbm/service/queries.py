@@ -148,5 +148,5 @@ def _games_line(board: int, game: str, first: str, second: str, moves: int, to_m
     """One board of a ``games`` list: number, game, players, moves, who is to move."""
     turn = gettext("%(userid)s to move", userid=to_move) if to_move else \
         gettext("finished") if status == "finished" else gettext("active")
-    return f"{board:>5}  {game:<13} {first:>12} vs {second:<12} " + gettext("move %(number)s", number=f"{moves:<4}") \
-        + f" {turn}"
+    versus = gettext("%(first)s vs %(second)s", first=f"{first:>12}", second=f"{second:<12}")
+    return f"{board:>5}  {game:<13} {versus} " + gettext("move %(number)s", number=f"{moves:<4}") + f" {turn}"
