@@ -31,16 +31,18 @@ roll its command back, runs the unit again with them.
 from __future__ import annotations
 
 import fcntl
+import sqlite3
 import logging
 import os
 import threading
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import event, text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.util import asbool
@@ -129,10 +131,59 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
         yield
         return
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        _take_within(descriptor, WRITER_WAIT_SECONDS, path)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    try:
         yield
     finally:
         os.close(descriptor)  # releases the lock
+
+
+WRITER_WAIT_SECONDS = 30.0  # as SQLite's busy timeout: then the door answers "try again later"
+
+
+def _take_within(descriptor: int, seconds: float, path: Path) -> None:
+    """Take the exclusive flock on ``descriptor``, waiting at most ``seconds`` (a
+    process stopped while it holds the lock must not stop every other writer for
+    ever). Uncontended: one call. Otherwise a helper thread waits in ``flock`` (so
+    the lock is taken the moment it is free, with no polling); if the time runs out
+    first, the helper lets go of the lock as soon as it gets it, and this raises
+    the OperationalError SQLite's own busy timeout would."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    taken, state = threading.Event(), {"abandoned": False}
+    guard = threading.Lock()
+    waiter_fd = os.dup(descriptor)  # the helper's own reference: closing it never closes ours
+
+    def wait_for_it():
+        try:
+            fcntl.flock(waiter_fd, fcntl.LOCK_EX)
+            with guard:
+                if state["abandoned"]:
+                    fcntl.flock(waiter_fd, fcntl.LOCK_UN)
+                else:
+                    taken.set()
+        finally:
+            os.close(waiter_fd)
+
+    threading.Thread(target=wait_for_it, name="pbm-writer-lock", daemon=True).start()
+    if taken.wait(seconds):
+        return
+    with guard:
+        if taken.is_set():
+            return
+        state["abandoned"] = True
+    raise _locked(f"the writer lock {path} was held for over {seconds:g} s")
+
+
+def _locked(why: str) -> OperationalError:
+    """The error SQLite's own busy timeout raises (a door answers "try again later")."""
+    return OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError(f"database is locked: {why}"))
 
 
 class NeedsLock(Exception):
@@ -144,10 +195,19 @@ class NeedsLock(Exception):
 @contextmanager
 def _write_lock(engine: Engine) -> Iterator[None]:
     """On SQLite, wait for this process's writers (a thread lock), then for those of
-    every other process on the same file (an flock), and hold both."""
-    with getattr(engine, "pbm_writer_lock", None) or nullcontext():
+    every other process on the same file (an flock), and hold both; each wait lasts
+    at most WRITER_WAIT_SECONDS."""
+    threads = getattr(engine, "pbm_writer_lock", None)
+    if threads is None:
+        yield
+        return
+    if not threads.acquire(timeout=WRITER_WAIT_SECONDS):
+        raise _locked(f"this process's writers held the lock for over {WRITER_WAIT_SECONDS:g} s")
+    try:
         with _writers_of_the_file(engine):
             yield
+    finally:
+        threads.release()
 
 
 @dataclass

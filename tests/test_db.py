@@ -61,3 +61,35 @@ def test_an_in_memory_database_has_no_lock_file():
     assert beside_database(engine, WRITER_LOCK_SUFFIX) is None
     with transaction(engine) as session:  # the thread lock alone
         session.execute(text("SELECT 1"))
+
+
+def test_a_writer_stopped_while_it_holds_the_lock_file_stops_the_others_only_for_the_busy_time(
+        tmp_path, sqlite_template, monkeypatch):
+    """A process frozen (SIGSTOP, a debugger) while it holds the writer lock: the
+    others' writes wait the busy time, then their door answers "try again later"
+    (as SQLite's own busy timeout would), and write again once the lock is free."""
+    import fcntl
+
+    from pbm import db
+    from pbm.config import load_settings
+    from pbm.service import Service, Status
+
+    path = tmp_path / "pbm.sqlite3"
+    shutil.copy(sqlite_template, path)
+    settings = load_settings({"database_url": f"sqlite:///{path}", "instance_path": str(tmp_path / "instance"),
+                              "maildir": str(tmp_path / "outbox"), "server_address": "pbm@pbm.test"})
+    server = Service(settings)
+    monkeypatch.setattr(db, "WRITER_WAIT_SECONDS", 0.5)
+    frozen = os.open(beside_database(server.engine, WRITER_LOCK_SUFFIX), os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(frozen, fcntl.LOCK_EX)  # the stopped process's hold
+        result = server.handle_raw(make_mail("alice@players.test", "signup alice alicepw"))
+        assert result.status == Status.RETRY
+        fcntl.flock(frozen, fcntl.LOCK_UN)  # it runs again and lets go
+        assert server.handle_raw(make_mail("alice@players.test", "signup alice alicepw")).status == Status.APPLIED
+        with reading(server.engine) as session:
+            assert session.execute(text("SELECT userid FROM player WHERE userid = 'alice'")).scalars().all() == \
+                ["alice"]
+    finally:
+        os.close(frozen)
+        server.engine.dispose()
