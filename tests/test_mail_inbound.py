@@ -236,3 +236,8 @@ def test_a_mail_without_message_id_is_known_by_its_bytes_only_when_it_has_a_date
     assert parse_mail(dated).message_id == parse_mail(dated).message_id  # delivered again: the same mail
     assert parse_mail(dated).message_id.startswith("<sha256-")
     assert parse_mail(dated).message_id != parse_mail(dated + b"x").message_id
+
+
+def test_a_numeric_reference_of_thousands_of_digits_is_text_not_a_failure():
+    huge = "&#" + "1" * 5000 + ";"  # int() refuses past 4,300 digits
+    assert html_to_text(f"<p>D4</p>{huge} &#65;&#x42;&#0000000067;") == f"D4\n{huge} ABC"

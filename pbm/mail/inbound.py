@@ -342,7 +342,7 @@ class _HtmlText:
     def data(self, data: str) -> None:
         if self.hidden:
             return
-        for i, piece in enumerate(unescape(data).split("\n")):
+        for i, piece in enumerate(_unescaped(data).split("\n")):
             if self.size > self.limit:
                 return
             if i:
@@ -369,6 +369,15 @@ class _HtmlText:
     def text(self) -> str:
         self._end_block()
         return "\n".join(self.lines).strip("\n")
+
+
+_HUGE_REFERENCE = re.compile(r"&#[xX]?0*+[0-9a-fA-F]{8,}")  # no character has a number this long
+
+
+def _unescaped(text: str) -> str:
+    """``html.unescape``, but a numeric reference of thousands of digits (which int()
+    refuses past 4,300) is left as text, as it names no character."""
+    return unescape(_HUGE_REFERENCE.sub(lambda m: "&amp;" + m[0][1:], text))
 
 
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)")  # a start or end tag's beginning and its name
