@@ -175,3 +175,9 @@ def test_the_owner_of_a_forged_signups_address_disowns_it_by_replying_not_me(pla
         assert session.get(Player, board.seat1_id).userid == "victim"
     again = players.send(VICTIM, "Re: pbm signup", "not me", to=confirmation_reply_to(welcome))
     assert again.status == "rejected" and "unknown or has expired" in again.error
+
+
+def test_an_invited_address_never_gets_a_reserved_userid(players, server):
+    assert players.send("alice@players.test", "go challenge alice error@victim.test").status == "applied"
+    assert "error" not in accounts(server)
+    assert any(userid.startswith("error-") for userid in accounts(server))

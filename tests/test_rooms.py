@@ -436,6 +436,7 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
     ({"name": "x" * 25}, "A name may have at most 24 characters"),
     ({"name": "a\x07b"}, "A name may have at most 24 characters"),  # (a NUL: refused first, see test_web)
     ({"guest_name": "Computer"}, "That name is the server's own player's; choose another."),
+    ({"name": "Reminder"}, "Reminder is a word board mails use in their subjects; choose another name."),
     ({"name": "x", "guest_name": "X"}, "The two players need different names (both are x)"),
     ({"name": "Guest"}, "The two players need different names (both are Guest)"),
     ({"mode": "friend", "email": "not an address"}, "'not an address' is not a usable email address"),

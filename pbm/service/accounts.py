@@ -31,6 +31,7 @@ MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, 
 # is the userid of the player to move: no userid may be one of them.
 SUBJECT_WORDS = ("error", "reminder", "history", "preview", "queued", "subscribed", "unsubscribed", "submitted")
 GUEST_PREFIX = "guest-"  # the userids of browser seats (pbm.service.rooms): no account may take one
+RESERVED_USERIDS = (computer.USERID, *GAMES_FILTERS, *SUBJECT_WORDS)  # no signup or invitation takes these
 
 
 def by_userid(session: Session, userid: str) -> Player | None:
@@ -102,7 +103,7 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if not USERID.match(userid):
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
                                        "'_', starting with a letter.", userid=userid), USAGE["signup"])
-    if userid in GAMES_FILTERS:  # "games next" would read it as the filter
+    if userid in GAMES_FILTERS:  # "games next" would read it as the filter (see RESERVED_USERIDS)
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the games command reads it as a filter "
                                        "(next, active or all); choose another.", userid=userid), USAGE["signup"])
     if userid in SUBJECT_WORDS:
@@ -365,6 +366,6 @@ def _invited_userid(session: Session, address: str) -> str:
         base = "p" + base[:19]
     if len(base) < 2:  # a userid has at least two characters
         base += "1"
-    if by_userid(session, base) is None and base != computer.USERID and base not in GAMES_FILTERS:
+    if base not in RESERVED_USERIDS and by_userid(session, base) is None:
         return base
     return f"{base[:13]}-{secrets.token_hex(3)}"  # 20 characters at most, as USERID asks

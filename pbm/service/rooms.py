@@ -42,7 +42,7 @@ from ..games import REGISTRY, OptionError, get_game
 from ..i18n import LazyText, current, gettext, lazy_gettext, number
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
-from .accounts import GUEST_PREFIX
+from .accounts import GUEST_PREFIX, SUBJECT_WORDS
 from .addresses import player_address
 from .requests import ANSWERS
 from .errors import PlayerError
@@ -108,6 +108,9 @@ def _name(text: str | None, default: str) -> str:
                                        "punctuation; leave it empty to be called Host or Guest.", count=MAX_NAME))
     if name.lower() == computer.USERID:
         raise PlayerError(lazy_gettext("That name is the server's own player's; choose another."))
+    if name.lower() in SUBJECT_WORDS:  # a watcher's board mail would read "Go Board 101 error"
+        raise PlayerError(lazy_gettext("%(name)s is a word board mails use in their subjects; choose another "
+                                       "name.", name=name))
     return name
 
 
