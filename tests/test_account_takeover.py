@@ -181,3 +181,11 @@ def test_an_invited_address_never_gets_a_reserved_userid(players, server):
     assert players.send("alice@players.test", "go challenge alice error@victim.test").status == "applied"
     assert "error" not in accounts(server)
     assert any(userid.startswith("error-") for userid in accounts(server))
+
+
+def test_a_mailbox_is_asked_for_confirmation_three_times_a_day_whatever_its_tags(players, outbox, server):
+    for n, address in enumerate(["pat+1@players.test", "pat+2@players.test", "pat@players.test",
+                                 "pat+3@players.test"]):
+        result = players.send("bob@players.test", f"add bob bobpw {address}")
+        assert result.status == ("applied" if n < 3 else "rejected"), (address, result.error)
+    assert "was asked for confirmation 3 times today already" in result.error

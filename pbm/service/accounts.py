@@ -16,7 +16,7 @@ from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
 from ..models import Board, Confirmation, Player, PlayerAddress, Subscription, Vacation
 from . import boards, computer, letters, passwords
-from .addresses import player_address
+from .addresses import player_address, same_mailbox
 from .errors import PlayerError
 from .unit import Unit
 
@@ -253,7 +253,7 @@ def _ask_confirmation(unit: Unit, action: str, address: str, language: str | Non
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
                                        "separately."))
     asked = unit.session.exec(select(func.count()).select_from(Confirmation).where(
-        Confirmation.address == address, Confirmation.action != DISOWN,
+        same_mailbox(Confirmation.address, address), Confirmation.action != DISOWN,
         Confirmation.created_at > unit.now - timedelta(days=1))).one()
     if asked >= MAX_CONFIRMATIONS_A_DAY:
         raise PlayerError(lazy_gettext("%(address)s was asked for confirmation %(count)s times today already; "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 from email_validator import EmailNotValidError, validate_email
+from sqlalchemy import or_
 
 from .. import i18n
 from ..config import Settings
@@ -59,6 +60,19 @@ def normalise_address(address: str) -> str:
         raise PlayerError(lazy_gettext("%(address)r is not a usable email address: it holds what mail programs "
                                        "read as an encoded word (=?...?=).", address=address))
     return normal
+
+
+def same_mailbox(column, address: str):
+    """A condition on ``column`` (of addresses): the same mailbox as ``address``,
+    whatever ``+tag`` it carries (``pat+1@x`` and ``pat@x`` reach one inbox), so a
+    limit on mail to a stranger counts the inbox, not each spelling of it."""
+    local, _, domain = address.rpartition("@")
+    base = local.split("+", 1)[0]
+
+    def literal(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+    return or_(column == f"{base}@{domain}", column.like(f"{literal(base)}+%@{literal(domain)}", escape="\\"))
 
 
 def is_server_address(settings: Settings, address: str) -> bool:

@@ -43,7 +43,7 @@ from ..i18n import LazyText, current, gettext, lazy_gettext, number
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import GUEST_PREFIX, SUBJECT_WORDS
-from .addresses import player_address
+from .addresses import player_address, same_mailbox
 from .requests import ANSWERS
 from .errors import PlayerError
 from .unit import Unit, run
@@ -246,7 +246,7 @@ def _check_invitation_mails(unit: Unit, address: str) -> None:
     MAX_INVITATION_MAILS invitations an hour (the only mails rooms send)."""
     sent = unit.session.exec(select(func.count()).select_from(OutboxMail).join(
         Board, Board.id == OutboxMail.board_id).where(
-        OutboxMail.recipient == address, Board.room_id.is_not(None),
+        same_mailbox(OutboxMail.recipient, address), Board.room_id.is_not(None),
         OutboxMail.created_at > unit.now - timedelta(hours=1))).one()
     if sent >= MAX_INVITATION_MAILS:
         raise PlayerError(lazy_gettext("%(address)s was sent %(count)s invitations in the last hour, the most it "
