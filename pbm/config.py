@@ -52,6 +52,8 @@ class Settings:
     gnugo_level: int = 1  # GNU Go's strength, 1 to 10
     computer_seconds: float = 1.0  # time the search player thinks per move (other games)
     new_games_per_hour: int = 20  # games one client address may start on /new per hour
+    answers_per_hour: int = 200  # mails from one address per hour that get answers (board mails always go)
+    boards_per_hour: int = 100  # new boards a player may be seated at per hour
     # The settings some file, variable or override gave a value (``pbm serve`` links
     # to its own port unless base_url is among them).
     configured: frozenset = field(default=frozenset(), compare=False)
@@ -74,6 +76,8 @@ BOUNDS = {
     "gnugo_level": (1, 10, True),
     "computer_seconds": (0, 60, False),
     "new_games_per_hour": (1, 100_000, True),
+    "answers_per_hour": (1, 1_000_000, True),
+    "boards_per_hour": (1, 1_000_000, True),
 }
 
 

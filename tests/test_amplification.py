@@ -1,9 +1,20 @@
 """What one mail, and one address, can cause is bounded (issue 10.6)."""
 
-from pbm.service.handlers import MAX_BOARDS_PER_HOUR, MAX_BOARDS_PER_MAIL, MAX_INVITED_BOARDS_PER_DAY
-from pbm.service.letters import MAX_ANSWERS_PER_HOUR, MAX_ANSWERS_PER_MAIL
+from dataclasses import replace
+
+import pytest
+
+from pbm.service.handlers import MAX_BOARDS_PER_MAIL, MAX_INVITED_BOARDS_PER_DAY
+from pbm.service.letters import MAX_ANSWERS_PER_MAIL
 
 from .conftest import body
+
+ANSWERS_PER_HOUR, BOARDS_PER_HOUR = 40, 20  # the settings, lowered so that a test reaches them soon
+
+
+@pytest.fixture
+def low_limits(server):
+    server.settings = replace(server.settings, answers_per_hour=ANSWERS_PER_HOUR, boards_per_hour=BOARDS_PER_HOUR)
 
 ALICE, VICTIM = "alice@players.test", "victim@elsewhere.test"
 
@@ -14,12 +25,12 @@ def test_one_mail_gets_at_most_a_few_answers(players, outbox):
     assert len(outbox.to(VICTIM)) == MAX_ANSWERS_PER_MAIL
 
 
-def test_one_address_gets_at_most_so_many_answers_an_hour(players, outbox, caplog):
-    for n in range(MAX_ANSWERS_PER_HOUR + 5):  # an auto-responder that does not say it is one
+def test_one_address_gets_at_most_so_many_answers_an_hour(low_limits, players, outbox, caplog):
+    for n in range(ANSWERS_PER_HOUR + 5):  # an auto-responder that does not say it is one
         players.send(VICTIM, "Re: your mail", f"I am away (message {n}).")
-    assert len(outbox.to(VICTIM)) == MAX_ANSWERS_PER_HOUR
+    assert len(outbox.to(VICTIM)) == ANSWERS_PER_HOUR
     held = [r.getMessage() for r in caplog.records if r.name == "pbm.service.letters"]
-    assert held == [f"no answer to {VICTIM}: {MAX_ANSWERS_PER_HOUR} mails from that address in the last hour, "
+    assert held == [f"no answer to {VICTIM}: {ANSWERS_PER_HOUR} mails from that address in the last hour, "
                     "the most answered"] * 5  # the operator sees why, once a mail
 
 
@@ -64,13 +75,13 @@ def test_many_challengers_together_cannot_flood_an_invited_address(players, outb
     assert len(outbox.to(VICTIM)) == MAX_INVITED_BOARDS_PER_DAY
 
 
-def test_a_player_is_seated_at_a_few_new_boards_an_hour_whoever_challenges(players, outbox):
-    for n in range(MAX_BOARDS_PER_HOUR + 1):
+def test_a_player_is_seated_at_a_few_new_boards_an_hour_whoever_challenges(low_limits, players, outbox):
+    for n in range(BOARDS_PER_HOUR + 1):
         players.send(f"att{n}@evil.test", f"signup att{n} pw-att{n}")
     results = [players.send(f"att{n}@evil.test", f"greatkingdom challenge att{n} bob")
-               for n in range(MAX_BOARDS_PER_HOUR + 1)]
-    assert [r.status for r in results[:-1]] == ["applied"] * MAX_BOARDS_PER_HOUR
-    assert results[-1].error.startswith(f"bob was seated at {MAX_BOARDS_PER_HOUR} new boards in the last hour")
+               for n in range(BOARDS_PER_HOUR + 1)]
+    assert [r.status for r in results[:-1]] == ["applied"] * BOARDS_PER_HOUR
+    assert results[-1].error.startswith(f"bob was seated at {BOARDS_PER_HOUR} new boards in the last hour")
 
 
 def test_a_long_history_mail_lists_the_last_moves_and_links_the_record(players, outbox, monkeypatch):

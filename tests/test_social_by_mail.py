@@ -156,7 +156,10 @@ def test_only_players_and_watchers_chat_and_a_chat_is_bounded(players, outbox):
         assert sentence in text(outbox.new()[-1])
 
 
-def test_a_sender_over_the_hourly_limit_passes_no_words_on(players, outbox):
+def test_a_sender_over_the_hourly_limit_passes_no_words_on(server, players, outbox):
+    from dataclasses import replace
+
+    server.settings = replace(server.settings, answers_per_hour=40)  # (the setting, lowered: reached soon)
     players.send(ALICE, "greatkingdom challenge alice bob")
     for _ in range(39):  # with the challenge and the signup: 41 mails from alice this hour
         players.send(ALICE, "help")

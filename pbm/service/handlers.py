@@ -26,7 +26,6 @@ from .unit import Unit
 Handler = Callable[[Unit, Command, str], None]
 
 MAX_BOARDS_PER_MAIL = 5
-MAX_BOARDS_PER_HOUR = 20  # boards a player may be seated at, newly, per hour
 MAX_INVITED_BOARDS_PER_DAY = 3  # boards an invited address (no account yet) may be seated at, newly, per day
 
 
@@ -79,8 +78,8 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
 
 
 def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Player]) -> None:
-    """At most MAX_BOARDS_PER_MAIL new boards from one mail; MAX_BOARDS_PER_HOUR new
-    boards a player, challenger or challenged; an invited address (nobody there has
+    """At most MAX_BOARDS_PER_MAIL new boards from one mail; ``boards_per_hour`` (a setting)
+    new boards a player, challenger or challenged; an invited address (nobody there has
     answered yet) at most MAX_INVITED_BOARDS_PER_DAY, so that many challengers
     together cannot flood it."""
     unit.new_boards += 1
@@ -92,7 +91,7 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
         recent = unit.session.exec(select(func.count()).select_from(Board).where(
             (Board.seat0_id == player.id) | (Board.seat1_id == player.id),
             Board.created_at > unit.now - window)).one()
-        if player.id == challenger.id and recent >= MAX_BOARDS_PER_HOUR:
+        if player.id == challenger.id and recent >= unit.settings.boards_per_hour:
             raise PlayerError(lazy_gettext("%(userid)s has started %(count)s boards in the last hour, the most "
                                            "allowed; try again later.", userid=challenger.userid, count=recent),
                               USAGE["challenge"])
@@ -100,7 +99,7 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
             raise PlayerError(lazy_gettext("%(address)s was invited to %(count)s games in the last day and has not "
                                            "answered yet, the most allowed; try again tomorrow.",
                                            address=player.email, count=recent), USAGE["challenge"])
-        if player.id != challenger.id and not player.invited and recent >= MAX_BOARDS_PER_HOUR:
+        if player.id != challenger.id and not player.invited and recent >= unit.settings.boards_per_hour:
             raise PlayerError(lazy_gettext("%(userid)s was seated at %(count)s new boards in the last hour, the most "
                                            "allowed; try again later.", userid=player.userid, count=recent),
                               USAGE["challenge"])

@@ -33,7 +33,6 @@ from .unit import Unit
 log = logging.getLogger(__name__)
 
 MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
-MAX_ANSWERS_PER_HOUR = 40  # mails from one address per hour that get answers
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
 MAX_RELAYED_PER_MAIL = 60  # a player's words passed on to others (chat, message) one inbound mail may cause
 
@@ -98,7 +97,7 @@ _LANGUAGE_OF = select(Player.language).where(or_(
 def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False) -> bool:
     """Whether this unit may queue one more mail (other than a board mail) to ``to``: a
     mail answered gets at most MAX_ANSWERS_PER_MAIL answers; an address that sent more
-    than MAX_ANSWERS_PER_HOUR mails in the last hour gets no more answers (which also
+    than ``answers_per_hour`` (a setting) mails in the last hour gets no more answers (which also
     ends loops with auto-responders that do not say so); one mail reaches at most
     MAX_STRANGERS_PER_MAIL addresses without an account (invitations are refused
     before the board exists, see ``handlers.challenge``); one mail passes a player's
@@ -116,7 +115,7 @@ def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False)
     unit.answers += 1
     if unit.answers == max(_answer_budget(unit), 0) + 1:  # once a mail: the operator sees why answers stop
         log.warning("no answer to %s: %s mails from that address in the last hour, the most answered",
-                    to, MAX_ANSWERS_PER_HOUR)
+                    to, unit.settings.answers_per_hour)
     return unit.answers <= min(MAX_ANSWERS_PER_MAIL, _answer_budget(unit))
 
 
@@ -126,7 +125,7 @@ def _answer_budget(unit: Unit) -> int:
         received = unit.session.exec(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.sender == unit.mail.sender,
             InboundMessage.received_at > unit.now - timedelta(hours=1))).one()
-        unit.answer_budget = MAX_ANSWERS_PER_HOUR - received  # this mail is recorded as its unit ends
+        unit.answer_budget = unit.settings.answers_per_hour - received  # this mail is recorded as its unit ends
     return unit.answer_budget
 
 
@@ -137,7 +136,7 @@ def check_relay(unit: Unit, count: int) -> None:
                                             "make %(count)s.", most=MAX_RELAYED_PER_MAIL, count=unit.relayed + count))
     if _answer_budget(unit) <= 0:
         raise PlayerError(i18n.lazy_gettext("You sent more than %(count)s mails in the last hour; try again later.",
-                                            count=MAX_ANSWERS_PER_HOUR))
+                                            count=unit.settings.answers_per_hour))
 
 
 def subject_tail(view: BoardView) -> str:
