@@ -250,7 +250,11 @@ class BoardView:
         return self.board.status != "active" and self.board.next_board_id is None and not self.signed_off \
             and not (self.outcome is not None and self.outcome.kind == "cancellation")
 
-    def status_line(self) -> str:
+    def status_line(self, sides: bool = True) -> str:
+        """The board's state in one line: "It is bob's turn (White).", "Game won by
+        alice (Black): siege." (pages, ``data-status``); without ``sides``, as mails
+        write it (interface.md: "It is bob's turn." / "Game won by alice."; the mail's
+        first line names the sides), the reason as a sentence of its own."""
         if self.outcome is not None:
             o = self.outcome
             score = f" {score_text(self.game, o.score)}." if o.score else ""
@@ -261,11 +265,17 @@ class BoardView:
                 return gettext("Game over without a winner: %(reason)s.", reason=reason)
             if o.winner is None:
                 return gettext("Game drawn: %(reason)s.", reason=reason) + score
-            return gettext("Game won by %(side)s: %(reason)s.", side=self.side(o.winner), reason=reason) + score
+            if sides:
+                return gettext("Game won by %(side)s: %(reason)s.", side=self.side(o.winner), reason=reason) + score
+            won = gettext("Game won by %(name)s.", name=self.name(o.winner))
+            return f"{won} {reason[:1].upper()}{reason[1:]}.{score}"
         seat = self.to_move()
         if seat is None:
             return gettext("Either player may act now.")
-        return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat), side=side_name(self.game, seat))
+        if sides:
+            return gettext("It is %(name)s's turn (%(side)s).", name=self.name(seat),
+                           side=side_name(self.game, seat))
+        return gettext("It is %(name)s's turn.", name=self.name(seat))
 
     def detail(self) -> str:
         """The game's line about the shown position (``Game.status``), which says nothing
@@ -279,7 +289,7 @@ class BoardView:
         lines = {}
         for code in LANGUAGES:
             with language(code):
-                lines[code] = self.status_line()
+                lines[code] = self.status_line(sides=False)
         return LazyText(lambda: lines[current()])
 
     def did(self, record) -> Consequences | None:
@@ -363,7 +373,7 @@ class BoardView:
                          first=self.side(0), second=self.side(1))]
         if not self.is_latest:
             parts.append(gettext("Position after move %(at)s of %(last)s.", at=self.at_move, last=b.move_count))
-        parts.append(self.status_line())
+        parts.append(self.status_line(sides=False))
         if pending := self.pending_line():
             parts.append(pending)
         if detail := self.detail():

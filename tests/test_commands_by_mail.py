@@ -68,7 +68,7 @@ def test_show_with_move_number_and_history(players, outbox):
     # a player shown an earlier position is told that the footer is about the board now
     players.send(ALICE, "greatkingdom show 101#1")
     past = text(outbox.new()[-1])
-    assert "Position after move 1 of 2. It is bob's turn (Orange)." in past
+    assert "Position after move 1 of 2. It is bob's turn." in past
     assert "On the board as it is now (move 2): To move, reply to this mail" in past
     players.send(BOB, "greatkingdom show 101")
     current = outbox.new()[-1]
@@ -148,7 +148,7 @@ def test_resign_by_reply(players, outbox):
     assert players.send(BOB, "Re: board", "resign\nwell played", to=tag).status == "applied"
     final = outbox.to(ALICE)[-1]
     assert final["Subject"] == "Great Kingdom Board 101 game over"
-    assert "Game won by alice (Blue): Orange resigned." in body(final)
+    assert "Game won by alice. Orange resigned." in body(final)
     assert "bob says (to the two players only):\n> well played" in body(final)
 
 
@@ -223,7 +223,7 @@ def test_a_move_with_the_right_number_is_played(players, outbox):
     players.send(ALICE, "greatkingdom challenge alice bob")
     assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4#1").status == "applied"
     assert players.send(BOB, "greatkingdom move 101 bob bobpw F6 #2").status == "applied"
-    assert "It is alice's turn (Blue)." in text(outbox.to(ALICE)[-1])
+    assert "It is alice's turn." in text(outbox.to(ALICE)[-1])
     late = players.send(BOB, "greatkingdom move 101 bob bobpw C3#3")  # alice's #3, and not bob's turn
     assert late.status == "rejected"
 

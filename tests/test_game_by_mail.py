@@ -93,7 +93,7 @@ def test_whole_game_ending_in_a_siege(channel, outbox):
     assert sorted(m["To"].addresses[0].addr_spec for m in final) == [ALICE, BOB]
     for message in final:
         assert message["Subject"] == "Great Kingdom Board 101 game over"
-        assert "Game won by alice (Blue): siege: Blue destroyed A1." in body(message)
+        assert "Game won by alice. Siege: Blue destroyed A1." in body(message)
         assert board_rows(message)[-2].split()[:3] == ["1", "*", "B"]
         # RFC 3834: the answer to alice's mail is a reply; bob's copy is generated
         answered = message["To"].addresses[0].addr_spec == ALICE
@@ -117,7 +117,7 @@ def test_every_move_mails_both_players_a_fresh_board(channel, outbox):
     assert {m["To"].addresses[0].addr_spec for m in mails} == {ALICE, BOB}
     for m in mails:
         assert m["Subject"] == "Great Kingdom Board 101 bob"
-        assert "It is bob's turn (Orange)." in body(m)
+        assert "It is bob's turn." in body(m)
         assert "  4  .  .  . (B) .  .  .  .  .  4" in body(m)
     alice_mail, bob_mail = sorted(mails, key=lambda m: str(m["To"]))
     # Each player's Reply-To and private link are their own.
@@ -126,8 +126,8 @@ def test_every_move_mails_both_players_a_fresh_board(channel, outbox):
 
 
 @pytest.mark.parametrize("extra, winner, score, top_row", [
-    ([], "Game won by alice (Blue)", "Blue 9, Orange 6.", "5 B b B O o 5"),  # exactly +3: Blue wins
-    (["pass", "B5"], "Game won by bob (Orange)", "Blue 8, Orange 6.", "5 B B B O o 5"),  # +2 is not
+    ([], "Game won by alice.", "Blue 9, Orange 6.", "5 B b B O o 5"),  # exactly +3: Blue wins
+    (["pass", "B5"], "Game won by bob.", "Blue 8, Orange 6.", "5 B B B O o 5"),  # +2 is not
 ])
 def test_two_passes_count_territory_with_the_plus_three_rule(channel, outbox, extra, winner, score,
                                                             top_row):
@@ -140,7 +140,7 @@ def test_two_passes_count_territory_with_the_plus_three_rule(channel, outbox, ex
     final = outbox.to(ALICE)[-1]
     assert final["Subject"] == "Great Kingdom Board 101 game over"
     text = " ".join(body(final).split())  # long status lines are wrapped at 78
-    assert f"{winner}: territory after two passes (Blue needs 3 more). {score}" in text
+    assert f"{winner} Territory after two passes (Blue needs 3 more). {score}" in text
     assert " ".join(board_rows(final)[1].split()) == top_row
 
 

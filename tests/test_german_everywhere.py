@@ -169,7 +169,7 @@ def test_a_games_reason_with_figures_is_german_and_survives_the_database(players
         assert players.send(sender, f"greatkingdom move 101 {userid} {userid}pw {move}").status == "applied"
     mails = {to(m): flat(m) for m in outbox.new()[-2:]}
     assert "Gebiet nach zweimal Passen (Blau braucht 3 mehr)" in mails[ALICE]
-    assert "territory after two passes (Blue needs 3 more)" in mails[BOB]
+    assert "Territory after two passes (Blue needs 3 more)" in mails[BOB]
     page = app.test_client().get("/games/101", headers=GERMAN).get_data(as_text=True)
     assert "Gebiet nach zweimal Passen (Blau braucht 3 mehr)" in page
 

@@ -46,7 +46,7 @@ def test_whole_go_game_by_mail_through_scoring(go_game, outbox, client):
     assert reply(mailer, outbox, ALICE, "done").status == "applied"
     final = outbox.to(BOB)[-1]
     assert final["Subject"] == "Go Board 101 game over"
-    assert "Game won by bob (White): area scoring. W+5.5 (Black 7, White 12.5)." in flat(final)
+    assert "Game won by bob. Area scoring. W+5.5 (Black 7, White 12.5)." in flat(final)
     attachment = next(final.iter_attachments())
     assert attachment.get_filename() == "game.sgf"
     record = sgf.Sgf_game.from_bytes(attachment.get_content())
@@ -128,7 +128,7 @@ def test_resign_during_scoring(go_game, outbox):
     assert reply(go_game, outbox, BOB, "pass").status == "applied"
     assert reply(go_game, outbox, ALICE, "resign").status == "applied"
     final = outbox.to(BOB)[-1]
-    assert "Game won by bob (White): Black resigned." in flat(final)
+    assert "Game won by bob. Black resigned." in flat(final)
     # the game is over: no scoring to do, and no count nobody confirmed
     assert "Komi 6.5." in flat(final) and "Scoring:" not in flat(final) and "Count:" not in flat(final)
     assert "area" not in flat(final) and " b " not in body(final)  # nor the areas of that count on the board
@@ -181,4 +181,4 @@ def test_idle_scoring_after_one_confirmation_waits_for_the_other_who_forfeits(se
     with freeze_time("2026-11-08 12:00:01"):
         assert sweep(server)["expired"] == 1
     ends = outbox.new()
-    assert len(ends) == 2 and all("Game won by alice (Black): White ran out of time." in flat(m) for m in ends)
+    assert len(ends) == 2 and all("Game won by alice. White ran out of time." in flat(m) for m in ends)

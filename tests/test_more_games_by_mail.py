@@ -39,7 +39,7 @@ def test_two_dragons_by_mail(players, outbox):
     final = outbox.to(ALICE)[-1]
     assert final["Subject"] == "2 Dragons Board 101 game over"
     text = flat(final)
-    assert "Game won by bob (Black): the 2 biggest dragons. White 3, Black 4." in text
+    assert "Game won by bob. The 2 biggest dragons. White 3, Black 4." in text
     assert "White dragons 3 = 3; Black dragons 4 = 4." in text
 
 
@@ -86,7 +86,7 @@ def test_dragons_by_mail_with_a_gap_move_and_auto_moves_to_a_win(players, outbox
     final = outbox.to(ALICE)[-1]
     assert final["Subject"] == "Dragons Board 101 game over"
     text = flat(final)
-    assert "Game won by bob (X): a loop of 6 X tiles." in text
+    assert "Game won by bob. A loop of 6 X tiles." in text
     assert "Last move: tile 5 (B0), (Auto) tile 6 (F2), (Auto) tile 7 (F4)." in text
     assert all(len(line) <= 78 for line in body(final).split("\n"))
     assert "Playable cells" not in client.get("/games/101").get_data(as_text=True)
@@ -111,7 +111,7 @@ def test_a_board_ended_by_resignation_or_agreement_marks_nothing_still_to_do(pla
     assert reply(players, outbox, BOB, "resign").status == "applied"
     players.send(ALICE, "twodragons show 101")
     shown = body(outbox.to(ALICE)[-1])
-    assert "Game won by alice (White): Black resigned." in shown
+    assert "Game won by alice. Black resigned." in shown
     assert "*" not in shown and "may play" not in shown
     players.send(ALICE, "dragons challenge alice bob")
     for number, move in enumerate(["1s:F4", "1ne:B0", "2sw:F1", "5sw:F4", "1n:B5"]):

@@ -76,7 +76,7 @@ def test_an_accepted_undo_on_go_gives_a_captured_stone_back(players, outbox, ser
     assert reply(players, outbox, BOB, "accept").status == "applied"
     for mail in outbox.to(ALICE)[-1], outbox.to(BOB)[-1]:
         assert "bob accepted alice's request to take back move 7: move 7 is taken back." in text(mail)
-        assert "It is alice's turn (Black)." in text(mail)
+        assert "It is alice's turn." in text(mail)
         assert "asks to take back" not in text(mail)
         assert "   7. alice        E4 (captures 1) (taken back)" in body(mail)  # what it did, then undone
         assert "   8. bob          undo accepted (move 7 taken back)" in body(mail)
@@ -287,7 +287,7 @@ def test_a_queued_move_is_played_when_the_turn_comes(players, outbox, server):
         assert mail["Subject"] == "Great Kingdom Board 101 bob"
         assert "alice's queued move G4 was played (move 3)." in text(mail)
         assert "   3. alice        G4 (queued)" in body(mail)
-        assert "It is bob's turn (Orange)." in text(mail)
+        assert "It is bob's turn." in text(mail)
     assert log_of(server) == [("move", 0, "D4"), ("move", 1, "F6"), ("queued", 0, "G4")]
     assert board_of(server).queued_move is None
     assert server.rebuild() == []
@@ -313,7 +313,7 @@ def test_a_queued_move_that_became_illegal_is_not_played(players, outbox, server
     assert board_of(server).move_count == 2 and board_of(server).to_move == 0
     board_mail = [m for m in mails if m["Subject"] == "Great Kingdom Board 101 alice"]
     assert sorted(m["To"].addresses[0].addr_spec for m in board_mail) == [ALICE, BOB]
-    assert all("It is alice's turn (Blue)." in text(m) for m in board_mail)
+    assert all("It is alice's turn." in text(m) for m in board_mail)
 
 
 def column_b_walled_but_b5(players):
@@ -360,7 +360,7 @@ def test_submit_shows_the_board_and_confirm_plays_it(players, outbox, server):
     assert shown["Subject"] == "Great Kingdom Board 101 submitted D4"
     assert "It is NOT played yet" in text(shown)
     assert "  4  .  .  . (B) .  .  .  .  .  4" in body(shown)
-    assert "It is bob's turn (Orange)." in body(shown)  # the status after it, as preview says it
+    assert "It is bob's turn." in body(shown)  # the status after it, as preview says it
     assert "greatkingdom confirm 101 alice <password>" in body(shown)
     assert board_of(server).move_count == 0
     assert players.send(ALICE, "greatkingdom confirm 101 alice alicepw", "here goes").status == "applied"
@@ -375,7 +375,7 @@ def test_submit_says_what_the_server_would_play_after_it(players, outbox, server
     assert players.send(ALICE, "greatkingdom submit 101 alice alicepw B5").status == "applied"
     shown = text(outbox.new()[-1])
     assert "The server would then play: pass (forced)." in shown
-    assert "It is alice's turn (Blue)." in shown  # Orange's pass is played for it
+    assert "It is alice's turn." in shown  # Orange's pass is played for it
     assert log_of(server)[-1] == ("move", 1, "pass")  # nothing played
 
 
@@ -400,7 +400,7 @@ def test_a_preview_plays_the_forced_replies_a_real_move_gets(players, outbox):
     assert players.send(ALICE, "greatkingdom preview 101 B5 A1").status == "applied"
     shown = text(outbox.new()[-1])
     assert "the position after move 8, then B5 pass (forced) A1 pass (forced)." in shown
-    assert "It is alice's turn (Blue)." in shown
+    assert "It is alice's turn." in shown
 
 
 def test_a_preview_says_when_the_game_is_over_in_it(players, outbox):

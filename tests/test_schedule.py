@@ -51,7 +51,7 @@ def test_reminder_once_then_expiry_forfeits_the_player_to_move(server, players, 
         assert m["Auto-Submitted"] == "auto-generated"
         text = " ".join(body(m).split())
         assert "Board 101 has expired: no move arrived in 7 days." in text
-        assert "Game won by bob (Orange): Blue ran out of time." in text
+        assert "Game won by bob. Blue ran out of time." in text
     b = board(server)
     assert b.status == "finished" and b.outcome["winner"] == 1
     with reading(server.engine) as s:
