@@ -198,6 +198,8 @@ def test_a_move_in_one_browser_shows_in_the_other_within_two_seconds(site, deskt
     board = site.board("greatkingdom", moves=["C3"])
     open_page(desktop, board.play_url(0))  # alice waits for bob
     assert desktop.find_elements("css selector", "[data-move-form]") == []
+    click(desktop, '[data-point="E5"]')  # every picture names its points; a waiting page plays nothing
+    assert by_css(desktop, '[data-point="E5"]').get_attribute("class") is None  # not selected, not a target
     open_page(second, board.play_url(1))
     started = time.monotonic()
     click(second, '[data-point="G7"]')

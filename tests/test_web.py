@@ -79,7 +79,8 @@ def test_board_page_draws_the_board_and_keeps_the_text(client, server, game):
     page = client.get("/games/101").get_data(as_text=True)
     svg = svg_of(page)
     assert svg.get("class") == "board greatkingdom" and svg.get("data-move-number") == "1"
-    assert hooks(svg, "data-point") == []  # a public page plays nothing
+    assert len(hooks(svg, "data-point")) == 81  # the points are named, but a public page plays nothing:
+    assert "data-targets" not in page and "data-move-form" not in page  # no moves for its script to send
     assert re.search(r'<strong data-status>It is bob&#39;s turn \(Orange\).</strong>', page)
     assert "  4  .  .  . (B) .  .  .  .  .  4" in page  # the mails' diagram, under "as text"
     assert "<script>alert" not in page and "(a comment for the players)" in page  # its text: players only
@@ -129,8 +130,10 @@ def test_every_game_renders_on_every_page(name, players, client, server):
     assert svg.get("data-move-number") == "1"
     assert hooks(svg, "data-cell" if name == "dragons" else "data-point")
     assert 'data-targets=\'{"' in play and "data-move-form" in play
-    waiting = svg_of(client.get(f"/play/{token(server, 0)}").get_data(as_text=True))
-    assert hooks(waiting, "data-point") == hooks(waiting, "data-cell") == []
+    waiting_page = client.get(f"/play/{token(server, 0)}").get_data(as_text=True)
+    waiting = svg_of(waiting_page)
+    assert hooks(waiting, "data-cell") == [] and "data-targets" not in waiting_page
+    assert hooks(waiting, "data-point") == hooks(svg, "data-point")  # named on every picture (none in Dragons)
 
 
 # -- the play page ----------------------------------------------------------------

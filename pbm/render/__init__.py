@@ -1,10 +1,11 @@
 """Board pictures as inline SVG, drawn on the server from a game's state.
 
-The same picture goes on the board page and the play page; ``interactive``
-adds the play hooks of ``shared/interface.md`` ("Web play"): an invisible
-clickable ``[data-point]`` per point (Go, Great Kingdom, 2 Dragons, Two
-Tigers) and ``[data-cell]`` on each Dragons cell the player to move may
-fill. Cells are outlined on every picture; only the hooks differ. The
+The same picture goes on the board page and the play page. Every picture of
+a point game (Go, Great Kingdom, 2 Dragons, Two Tigers) names its points with
+an invisible ``[data-point]`` disc each (``shared/interface.md``, "Web play":
+a click plays only on a play page, whose script knows the legal moves);
+``interactive`` adds ``[data-cell]`` on each Dragons cell the player to move
+may fill. Cells are outlined on every picture; only the hooks differ. The
 picture's words (its accessible title and its captions) are in the current
 language (``pbm.i18n``: a page's).
 """

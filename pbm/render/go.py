@@ -86,8 +86,7 @@ def render(state: GoState, move_number: int, last_move: str | None, interactive:
         parts.append(board.caption(1, _("Final area: Black %(black)s, White %(white)s (komi %(komi)s)", **count)
                                    if state.phase == OVER else
                                    _("Area now: Black %(black)s, White %(white)s (komi %(komi)s)", **count)))
-    if interactive:
-        parts.append(board.hits())
+    parts.append(board.hits())
     return document(*parts, width=board.width, height=board.height, kind="go", move_number=move_number,
                     title=describe(state, move_number, last_move))
 

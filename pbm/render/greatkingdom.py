@@ -49,8 +49,7 @@ def render(state: GreatKingdomState, move_number: int, last_move: str | None, in
     parts += [board.caption(0, _("Territory: Blue %(blue)s, Orange %(orange)s", blue=blue, orange=orange)),
               board.caption(1, _("Castles in hand: Blue %(blue)s, Orange %(orange)s", blue=state.stock[0],
                                  orange=state.stock[1]))]
-    if interactive:
-        parts.append(board.hits())
+    parts.append(board.hits())
     return document(*parts, width=board.width, height=board.height, kind="greatkingdom",
                     move_number=move_number, title=describe(state, move_number, last_move))
 

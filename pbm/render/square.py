@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pbm.games.grid import COLUMN_LETTERS, point_name
 
-from .svg import INK, caption, el, label
+from .svg import INK, caption, el, label, point_hooks
 
 
 class SquareBoard:
@@ -46,12 +46,7 @@ class SquareBoard:
         return caption(self.width / 2, self.board_height + 0.3 + 0.7 * line, words, self.width)
 
     def hits(self) -> str:
-        """The play hooks: one invisible, clickable disc per point (as wide as the
-        distance between points), named as the game's notation names it
-        (``data-point="D4"``), drawn on top of everything."""
-        discs = []
-        for y in range(self.size):
-            for x in range(self.size):
-                px, py = self.at(x, y)
-                discs.append(el("circle", data_point=point_name(x, y), cx=px, cy=py, r=0.5))
-        return el("g", *discs, fill="none", pointer_events="all", class_="points")
+        """The ``[data-point]`` hooks (``data-point="D4"``), as wide as the distance
+        between points (:func:`svg.point_hooks`)."""
+        points = [(point_name(x, y), *self.at(x, y)) for y in range(self.size) for x in range(self.size)]
+        return point_hooks(points, 0.5)

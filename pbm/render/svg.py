@@ -51,6 +51,15 @@ def el(name: str, *children: str, **attrs) -> str:
     return f"<{head}>{body}</{name}>" if body else f"<{head}/>"
 
 
+def point_hooks(points, radius: float) -> str:
+    """The ``[data-point]`` hooks: one invisible disc per point, ``points`` being
+    (name, x, y) in the picture, drawn on top of everything. Every picture of a
+    point game carries them (interface.md names each point); a click plays only
+    on a play page, whose script knows the legal moves (its ``data-targets``)."""
+    discs = [el("circle", data_point=name, cx=x, cy=y, r=radius) for name, x, y in points]
+    return el("g", *discs, fill="none", pointer_events="all", class_="points")
+
+
 def text(value) -> str:
     """Plain text as element content."""
     return escape(str(value))

@@ -89,8 +89,7 @@ def render(state: TwoDragonsState, move_number: int, last_move: str | None, inte
         parts.append(el("circle", cx=x, cy=y, r=0.27, fill="none", stroke=MARK_ON[state.board[mark]],
                         stroke_width=0.07, class_="last-move"))
     parts.append(board.caption(0, _("Scoring dragons: %(dragons)s", dragons="; ".join(summary))))
-    if interactive:
-        parts.append(board.hits())
+    parts.append(board.hits())
     return document(*parts, width=board.width, height=board.height, kind="twodragons",
                     move_number=move_number, title=describe(state, move_number, last_move))
 

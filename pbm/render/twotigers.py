@@ -9,7 +9,7 @@ from pbm.games.twotigers import (COLUMNS, FEWEST_GOATS, SIZE, TIGER, TWO_TIGERS,
                                  step)
 from pbm.i18n import gettext as _
 
-from .svg import INK, caption, document, el, label, num, points
+from .svg import INK, caption, document, el, label, num, point_hooks, points
 
 GROUND = "#e9dfc4"
 MARGIN = 0.9
@@ -58,10 +58,7 @@ def render(state: TwoTigersState, move_number: int, last_move: str | None, inter
     words = _("Goats left: %(goats)s of 20 (the tigers win below %(fewest)s)", goats=state.goats,
               fewest=FEWEST_GOATS)
     parts.append(caption(width / 2, width + 0.25, words, width, size=0.3))
-    if interactive:
-        hits = [el("circle", data_point=name(p), cx=x, cy=y, r=0.48)
-                for p, (x, y) in ((p, at(p)) for p in range(SIZE * SIZE))]
-        parts.append(el("g", *hits, fill="none", pointer_events="all", class_="points"))
+    parts.append(point_hooks([(name(p), *at(p)) for p in range(SIZE * SIZE)], 0.48))
     return document(*parts, width=width, height=height, kind="twotigers", move_number=move_number,
                     title=describe(state, move_number, last_move))
 

@@ -56,7 +56,7 @@ def picture(view: BoardView, interactive: bool) -> Markup:
     """The board as inline SVG; with ``interactive``, carrying the play hooks."""
     svg = board_svg(view.game.name, view.state, move_number=moves_in_position(view), last_move=last_move(view),
                     interactive=interactive)
-    return Markup(precise_hooks(svg) if interactive else svg)
+    return Markup(precise_hooks(svg))
 
 
 # Chromium hit-tests an SVG shape against its own coordinates rounded outward to
