@@ -11,9 +11,9 @@ from pbm.mail.inbound import (
     MAX_COMMAND_LINE,
     MalformedMail,
     find_reply_tag,
-    html_to_text,
     parse_mail,
 )
+from pbm.mail.htmltext import html_to_text
 from pbm.mail.replies import split_command, visible_reply
 
 
@@ -129,7 +129,7 @@ def test_reply_tag_is_found_in_any_recipient():
 
 
 def test_html_to_text_keeps_lines():
-    assert html_to_text("a<br>b<p>c</p>") == "a\nb\nc"
+    assert html_to_text("a<br>b<p>c</p>", MAX_BODY_CHARS) == "a\nb\nc"
 
 
 @pytest.mark.parametrize("html, text", [
@@ -141,7 +141,7 @@ def test_html_to_text_keeps_lines():
     ("<![CDATA[x]]>D4<?xml x?></odd >", "D4"),
 ])
 def test_html_to_text_reads_as_browsers_do(html, text):
-    assert html_to_text(html) == text
+    assert html_to_text(html, MAX_BODY_CHARS) == text
 
 
 @pytest.mark.parametrize("raw, reason", [
@@ -243,4 +243,4 @@ def test_a_mail_without_message_id_is_known_by_its_bytes_only_when_it_has_a_date
 
 def test_a_numeric_reference_of_thousands_of_digits_is_text_not_a_failure():
     huge = "&#" + "1" * 5000 + ";"  # int() refuses past 4,300 digits
-    assert html_to_text(f"<p>D4</p>{huge} &#65;&#x42;&#0000000067;") == f"D4\n{huge} ABC"
+    assert html_to_text(f"<p>D4</p>{huge} &#65;&#x42;&#0000000067;", MAX_BODY_CHARS) == f"D4\n{huge} ABC"

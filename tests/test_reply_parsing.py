@@ -14,9 +14,9 @@ from pbm.mail.inbound import (
     MAX_BODY_CHARS,
     MAX_COMMAND_LINE,
     MAX_REPLY_CHARS,
-    html_to_text,
     parse_mail,
 )
+from pbm.mail.htmltext import html_to_text
 from pbm.mail.replies import split_command, visible_reply
 
 SAMPLES = sorted(Path(__file__).parent.joinpath("mail_samples", "replies").glob("*.eml"))
@@ -110,13 +110,13 @@ def test_split_command_returns_the_first_line_whole():
 
 def test_nested_blockquotes_are_quoted_once():
     html = "<blockquote>" * 5_000 + "deep" + "</blockquote>" * 5_000 + "D5"
-    assert html_to_text(html) == "> deep\nD5"
-    assert visible_reply(html_to_text(html)) == "D5"
+    assert html_to_text(html, MAX_BODY_CHARS) == "> deep\nD5"
+    assert visible_reply(html_to_text(html, MAX_BODY_CHARS)) == "D5"
 
 
 def test_html_text_is_bounded():
     html = "<blockquote>x\n" * 50_000
-    text = html_to_text(html)
+    text = html_to_text(html, MAX_BODY_CHARS)
     assert len(text) <= MAX_BODY_CHARS + 1 and set(text.split("\n")[:-1]) == {"> x"}
     assert len(html_to_text("<p>word</p>" * 100_000, limit=1_000)) < 1_100
     cut = html_to_text("<p>" + "long " * 50_000, limit=1_000)  # one paragraph over the limit is cut

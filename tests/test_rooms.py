@@ -497,7 +497,7 @@ def test_the_form_keeps_what_was_typed_and_escapes_names(client, server):
     assert "&lt;b&gt;Ada&lt;/b&gt; (Black)" in shown and "<b>Ada</b>" not in shown
 
 
-def test_unknown_game_page_and_cross_site_posts(client):
+def test_unknown_game_page_and_cross_site_posts(app, client):
     assert client.get("/new?game=chess").status_code == 404
     cross = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={"Origin": "https://evil.test"})
     assert cross.status_code == 403
@@ -505,6 +505,14 @@ def test_unknown_game_page_and_cross_site_posts(client):
     framed = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={"Origin": "null"})
     assert framed.status_code == 403
     key = re.search(r'name="form_key" value="([^"]+)"', page(client.get("/new"))).group(1)
+    # Another site may fetch the form page too, but its key is for its own cookie: a
+    # visitor's browser posting it (with or without a key cookie of its own) is refused.
+    visitor = app.test_client()
+    for cookie in ("none yet", "its own"):
+        stolen = visitor.post("/new", data={"game": "go", "mode": "same-device", "form_key": key},
+                              headers={"Origin": "null"})
+        assert stolen.status_code == 403, cookie
+        visitor.get("/new")  # the visitor's browser gets a key cookie of its own
     own = client.post("/new", data={"game": "go", "mode": "same-device", "form_key": key}, headers={"Origin": "null"})
     assert own.status_code == 303
 

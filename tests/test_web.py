@@ -221,7 +221,11 @@ def test_play_page_refuses_cross_site_posts_and_accepts_origin_null(client, serv
                        headers={"Origin": "https://evil.example"})
     assert evil.status_code == 403
     assert client.post(f"/play/{bob}", data={"csrf": "0" * 64, "move": "F6"}).status_code == 403
+    assert client.post(f"/play/{bob}", data={"csrf": "\u00e9", "move": "F6"}).status_code == 403  # not ASCII
+    assert client.post("/play/notatoken", data={"csrf": "\u00e9", "move": "F6"}).status_code == 404
     assert client.get("/games/101.json").json["move"] == 1
+    head = client.head(f"/play/{bob}")  # a HEAD is the page's headers, not a form
+    assert head.status_code == 200 and head.headers["Content-Type"].startswith("text/html")
     # Under Referrer-Policy: no-referrer a browser's own form says "Origin: null".
     ours = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6", "number": "2"},
                        headers={"Origin": "null"})
@@ -571,6 +575,12 @@ def test_webhook_shared_secret(secret_client):
     forged = secret_client.post("/inbound/email", data=raw + b"x", content_type="message/rfc822",
                                 headers={"X-PBM-Signature": signature})
     assert forged.status_code == 403
+    for odd in ("\u00e9", "sha256=\u00e9" + signature[1:]):  # any text, bytes beyond ASCII too: a 403
+        answer = secret_client.post("/inbound/email", data=raw, content_type="message/rfc822",
+                                    headers={"X-PBM-Signature": odd.encode().decode("latin-1")})
+        assert answer.status_code == 403 and answer.json["error"] == "The X-PBM-Signature does not match the body."
+    assert secret_client.post("/inbound/email", data=raw, content_type="message/rfc822",
+                              auth=("api", "s3cr\u00e9t")).status_code == 403
 
 
 def mailgun_fields(key=b"mg-key", **changes):
@@ -593,6 +603,8 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
     assert outbox.new()[-1]["Subject"] == "pbm help"
     forged = secret_client.post("/inbound/email", data=mailgun_fields(key=b"wrong"), auth=auth)
     assert forged.status_code == 403
+    odd = secret_client.post("/inbound/email", data=mailgun_fields(signature="\u00e9"), auth=auth)
+    assert odd.status_code == 403 and odd.json["error"] == "The Mailgun signature does not match."
     stale = mailgun_fields(timestamp="1000000000")
     assert secret_client.post("/inbound/email", data=stale, auth=auth).status_code == 403
     auto = mailgun_fields(**{"Message-Id": "<mg-2@players.test>",

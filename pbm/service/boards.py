@@ -20,24 +20,22 @@ from sqlmodel import Session, select
 
 from ..boardview import (LOG_INSERT, BoardView, board_state, lazy_sentence, load_players, load_records,
                          player_name, remember_state)
-from ..commands import CommandError, match_word
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading
-from ..games import Game, IllegalMoveError, MoveError, Outcome, get_game
+from ..games import Game, MoveError, Outcome, get_game
 from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from ..usage import USAGE, Usage
 from . import letters, ratings
+from .movetext import applied, notation, overlong, same_move, spelled_out
 from .errors import PlayerError
 from .unit import Unit, run
 
 STATE_VERSION = 1  # the version of the stored state JSON ("version" key)
 MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
-MAX_MOVE_TEXT = 100  # characters; longer than any move of the five games (a Two Tigers leap chain)
 MAX_FORCED = 20  # forced moves played in a row at most (a guard; games need two or three)
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-WORD_MOVES = ("resign", "decline", "newround")  # the server's own moves that are words (and requests.WORDS)
 
 
 def new_token() -> str:
@@ -234,76 +232,12 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
 
 
-def applied(game: Game, state, seat: int, text: str) -> tuple[object, object]:
-    """``seat``'s move ``text`` and the position after it; MoveError when the rules
-    refuse it, or when it would change nothing (Go's ``done`` sent again: the rules
-    take it, as either player may confirm, but it would be logged and mailed again)."""
-    move = game.parse_move(text, state)
-    after = game.apply(state, seat, move)
-    if after == state:
-        raise IllegalMoveError("%(move)s changes nothing: you have sent it already.", move=game.format_move(move))
-    return move, after
-
-
 def _played_before(unit: Unit, board: Board, seat: int, text: str) -> MoveRecord | None:
     """``seat``'s latest move on ``board`` when it was ``text`` (spaces and case aside)."""
     last = unit.session.exec(select(MoveRecord).where(
         MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))
         .order_by(MoveRecord.number.desc()).limit(1)).first()
     return last if last is not None and same_move(last.text, text) else None
-
-
-def same_move(logged: str, sent: str) -> bool:
-    """Whether a move sent again (by mail, or by a form sent twice) is the logged one:
-    spaces and case aside (``d4`` is ``D4``)."""
-    return "".join(logged.split()).lower() == "".join(sent.split()).lower()
-
-
-def overlong(text: str) -> LazyText | None:
-    """The refusal of a move text longer than any move, which quotes only its
-    beginning (the games' sentences quote a move whole); None for any other text."""
-    if len(text) <= MAX_MOVE_TEXT:
-        return None
-    return lazy_gettext("\"%(start)s...\" is too long to be a move (%(length)s characters).", start=text[:20],
-                        length=len(text))
-
-
-def notation(game: Game):
-    """What to send instead of a move the game refuses (a PlayerError's usage)."""
-    return lazy_gettext('a move in %(game)s notation (send "%(name)s help")', game=game.title, name=game.name)
-
-
-def word_moves(game: Game) -> tuple[str, ...]:
-    """Every move on a board of ``game`` that is written as one word: the server's
-    (resign, decline, newround, the requests and their answers) and the game's."""
-    from .requests import WORDS  # requests builds on this module
-
-    return (*WORD_MOVES, *WORDS, *game.info.word_moves)
-
-
-def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str:
-    """``text`` written out when it is one word that is no move in the game's notation
-    but abbreviates one of ``word_moves(game)`` or ``also`` (``acc`` -> ``accept``, by
-    the rule of ``commands.match_word``); otherwise ``text`` itself. PlayerError when
-    it could be several words, abbreviates one that is written in full (resign), or
-    is (the beginning of) ``pass`` in a game without passing."""
-    if len(text.split()) != 1:
-        return text
-    choices = (*word_moves(game), *also)
-    if text.lower() in choices:
-        return text.lower()
-    try:
-        game.parse_move(text, state)
-        return text
-    except MoveError:
-        pass
-    if not game.info.passing and "pass".startswith(text.lower()):  # "p" is no draw offer (propose) there
-        raise PlayerError(lazy_gettext("%(game)s has no passing: every turn is a move (resign ends the game).",
-                                       game=game.title), notation(game))
-    try:
-        return match_word(text, choices) or text
-    except CommandError as error:
-        raise PlayerError(error.args[0]) from None
 
 
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:

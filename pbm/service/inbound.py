@@ -20,7 +20,7 @@ from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
 from ..usage import USAGE
-from . import accounts, boards, letters
+from . import accounts, boards, letters, movetext
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -198,7 +198,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     game = get_game(board.game)
     state = boards.current_state(game, board)
     line, number = split_move_number(line)
-    verb = boards.spelled_out(game, state, line, also=REPLY_COMMANDS)
+    verb = movetext.spelled_out(game, state, line, also=REPLY_COMMANDS)
     if verb in REPLY_COMMANDS:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,
                                      userid=player.userid if verb == "games" else None), "")
@@ -225,7 +225,7 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
 
     words = line.split()
     word = words[0].rstrip(".!?,;:")
-    if word.lower() in boards.word_moves(game):
+    if word.lower() in movetext.word_moves(game):
         if len(words) > 1 and word == words[0]:
             raise PlayerError(lazy_gettext(
                 "The first line of your reply begins with the move %(move)s but goes on (\"%(line)s\"); to play "

@@ -25,7 +25,7 @@ from ..usage import USAGE
 from ..games import Game, InvalidMoveError, MoveError, get_game
 from ..i18n import LazyText, lazy_gettext
 from ..models import Board, Player
-from . import accounts, boards, letters
+from . import accounts, boards, letters, movetext
 from .computer import USERID as COMPUTER
 from .errors import PlayerError
 from .unit import Unit
@@ -33,7 +33,7 @@ from .unit import Unit
 ASKING = {"undo": "undo", "propose": "draw"}  # the move word -> the request it opens
 ANSWERS = ("accept", "reject")
 WORDS = (*ASKING, *ANSWERS)  # the moves this module answers (``boards.play`` hands them here)
-NOT_QUEUEABLE = (*WORDS, *boards.WORD_MOVES)
+NOT_QUEUEABLE = (*WORDS, *movetext.WORD_MOVES)
 MAX_QUEUED = 200  # characters of a queued move (the column's width; moves are far shorter)
 
 
@@ -178,7 +178,7 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     if seat in game.actors(state):
         boards.play(unit, board, seat, command.move, comment)
         return
-    word = boards.spelled_out(game, state, command.move)
+    word = movetext.spelled_out(game, state, command.move)
     if word in NOT_QUEUEABLE:
         raise PlayerError(lazy_gettext("Only a move on the board can be queued; send %(word)s with the move "
                                        "command.", word=word), USAGE["move"])
@@ -212,7 +212,7 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
         move = game.parse_move(command.move, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
-        raise PlayerError(lazy_sentence(error), boards.notation(game)) from None
+        raise PlayerError(lazy_sentence(error), movetext.notation(game)) from None
     state, replies = boards.with_forced_replies(game, state)
     board.submitted_seat, board.submitted_move = seat, game.format_move(move)
     board.submitted_at_move = board.move_count

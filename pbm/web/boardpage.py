@@ -23,7 +23,7 @@ from sqlmodel import select
 
 from ..models import Board, Chat, Player, Vacation, utcnow
 from ..render import board_svg
-from ..service import boards as service_boards
+from ..service import movetext
 from ..service.computer import USERID as COMPUTER
 from ..service.letters import watchers
 
@@ -148,10 +148,10 @@ def explain(view: BoardView, seat: int, text: str) -> str | None:
         turn = game.to_move(state)
         return gettext("It is not your turn: it is %(name)s's turn (%(side)s).", name=view.name(turn),
                        side=side_name(game, turn))
-    if (refusal := service_boards.overlong(text)) is not None:
+    if (refusal := movetext.overlong(text)) is not None:
         return str(refusal)
     try:
-        service_boards.applied(game, state, seat, text)
+        movetext.applied(game, state, seat, text)
     except MoveError as error:
         return game_sentence(error)
     return None

@@ -20,6 +20,7 @@ from email.utils import formatdate
 from flask import Blueprint, abort, current_app, jsonify, request
 
 from ..service import Status
+from .forgery import secrets_match
 
 
 bp = Blueprint("inbound", __name__)
@@ -35,10 +36,10 @@ def _check_secret(settings) -> None:
     auth = request.authorization
     if signature:
         expected = hmac.new(secret.encode(), request.get_data(), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(signature.lower().removeprefix("sha256="), expected):
+        if not secrets_match(signature.lower().removeprefix("sha256="), expected):
             abort(403, "The X-PBM-Signature does not match the body.")
     elif auth is not None and auth.password is not None:
-        if not hmac.compare_digest(auth.password.encode(), secret.encode()):
+        if not secrets_match(auth.password, secret):
             abort(403, "The webhook password is wrong.")
     else:
         abort(401, "This webhook needs the shared secret (basic auth or X-PBM-Signature).")
@@ -54,7 +55,7 @@ def _check_mailgun(settings, form, server) -> str | None:
     if not (timestamp and token and signature):
         abort(403, "The Mailgun signature fields are missing.")
     expected = hmac.new(key.encode(), (timestamp + token).encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(signature, expected):
+    if not secrets_match(signature, expected):
         abort(403, "The Mailgun signature does not match.")
     try:
         fresh = abs(time.time() - int(timestamp)) <= MAILGUN_MAX_AGE

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 from datetime import datetime, timezone
-from urllib.parse import urlsplit
 
 from flask import Blueprint, abort, current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import or_
@@ -21,9 +20,10 @@ from ..games import MoveError, get_game
 from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
-from ..service import boards as service_boards
+from ..service import boards as service_boards, movetext
 from ..service.rooms import answering_seat, latest_board, link_seats
 from . import boardpage
+from .forgery import same_origin, secrets_match
 from .pages import board_context, latest_view, service, view_of
 
 bp = Blueprint("play", __name__)
@@ -34,16 +34,6 @@ FINISHED_SHOWN = 5  # finished boards listed under "Your boards", the latest fir
 def csrf_token(play_token: str) -> str:
     key = current_app.config["SECRET_KEY"].encode()
     return hmac.new(key, f"play:{play_token}".encode(), hashlib.sha256).hexdigest()
-
-
-def same_origin() -> bool:
-    """Browsers send Origin (or Referer) on a form POST; another site's must not pass.
-    Under the pages' ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null``:
-    then, as without the header, the form's token decides."""
-    origin = request.headers.get("Origin") or request.headers.get("Referer")
-    if origin in (None, "null"):
-        return True
-    return urlsplit(origin).netloc == request.host
 
 
 def seat_or_404(session, token: str) -> tuple[Board, int]:
@@ -63,7 +53,7 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
         seats = link_seats(session, board, token)
         record = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id,
                                                        MoveRecord.number == number)).first()
-    if record is None or record.seat not in seats or not service_boards.same_move(record.text, move):
+    if record is None or record.seat not in seats or not movetext.same_move(record.text, move):
         return None
     return _("Your move %(move)s was already played (move %(number)s); it was not sent twice.", move=record.text,
              number=record.number)
@@ -149,9 +139,9 @@ def _page(token: str, template: str, *, error=None, notice=None, typed=None, sta
 
 @bp.route("/play/<token>", methods=["GET", "POST"])
 def play(token: str):
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (its headers)
         return _page(token, "board.html")
-    if not same_origin() or not hmac.compare_digest(request.form.get("csrf", ""), csrf_token(token)):
+    if not same_origin() or not secrets_match(request.form.get("csrf", ""), csrf_token(token)):
         with reading(service().engine) as session:
             seat_or_404(session, token)  # a link that is not valid says so first
         abort(403, _("This form was not sent from your private page; reload the page and try again."))

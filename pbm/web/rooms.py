@@ -21,7 +21,6 @@ from contextlib import contextmanager
 
 from flask import Blueprint, Response, abort, current_app, make_response, redirect, render_template, request, url_for
 
-from itsdangerous import BadData, URLSafeTimedSerializer
 from limits import RateLimitItemPerHour
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
@@ -33,14 +32,13 @@ from ..i18n import gettext as _
 from ..service import rooms
 from ..service.errors import PlayerError
 from .pages import service
-from .play import same_origin
+from .forgery import form_key, form_key_valid, same_origin
 
 bp = Blueprint("rooms", __name__)
 
 COOKIE = "pbm_seat"
 COOKIE_DAYS = 180  # a browser keeps its seat's key this long
 FIELDS = ("game", "mode", "side", "name", "guest_name", "email", "form_key")  # every other field is a game option
-FORM_KEY_SECONDS = 24 * 3600  # a new game form older than this is opened again
 # User agents that fetch a shared link to show a preview card: they must not take the seat.
 # "bot" as a word or before "/" (Googlebot/2.1), never inside a name (a CUBOT phone is a person's)
 PREVIEWERS = re.compile(r"\bbot\b|bot/|crawler|spider|preview|facebookexternalhit|whatsapp|slack|discord|"
@@ -83,7 +81,7 @@ def new_form():
 
 @bp.post("/new")
 def new_game():
-    if not same_origin() or request.headers.get("Origin") == "null" and not _form_key_valid():
+    if not same_origin() or request.headers.get("Origin") == "null" and not form_key_valid():
         abort(403, _("This form was not sent from this site's new game page; open /new and try again."))
     with new_game_quota() as count:
         return _start_from_form(count)
@@ -137,21 +135,6 @@ def new_game_quota() -> Iterator[Callable[[], None]]:
 
 
 _STARTING = threading.Lock()
-
-
-def form_key() -> str:
-    """The new game form's key: a form sent with ``Origin: null`` (a page under
-    ``no-referrer``, or a sandboxed frame of any site) must carry one this site made."""
-    return URLSafeTimedSerializer(current_app.secret_key, salt="pbm-new-game").dumps("new")
-
-
-def _form_key_valid() -> bool:
-    try:
-        URLSafeTimedSerializer(current_app.secret_key, salt="pbm-new-game").loads(
-            request.form.get("form_key", ""), max_age=FORM_KEY_SECONDS)
-    except BadData:
-        return False
-    return True
 
 
 def _keep(response, invite: str, key: str) -> None:
