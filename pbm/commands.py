@@ -58,6 +58,19 @@ class Command:
     timing: dict = field(default_factory=dict)  # challenge --nagtime / --expiretime
 
 
+# Characters that show nothing (zero-width spaces and joiners, the byte-order mark,
+# the soft hyphen) that mail programs, phone keyboards and copied text slip in.
+_INVISIBLE = re.compile(r"(?<![^\x00-\x7f])[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]+"
+                        r"|[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]+(?![^\x00-\x7f])")
+
+
+def without_invisible(text: str) -> str:
+    """``text`` as its reader sees it: the invisible characters next to plain (ASCII)
+    text or a line's end removed (``\\ufeffE2`` is ``E2``). Between two other
+    characters they stay: a joiner there makes one emoji of two."""
+    return _INVISIBLE.sub("", text)
+
+
 def split_move_number(text: str) -> tuple[str, int | None]:
     """A move and the move number a player asserts after it (``D4#12``: the move is
     to be move 12, refused if the board has moved on), or None."""

@@ -125,6 +125,21 @@ def test_every_move_mails_both_players_a_fresh_board(channel, outbox):
     assert "http://pbm.test/play/" in body(alice_mail)
 
 
+def test_characters_that_show_nothing_are_not_part_of_a_move(channel, outbox):
+    """A byte-order mark before the move (some Windows mailers), a zero-width space
+    after it (copied text): the player saw "D4" and "F6", and those are played."""
+    command(channel, ALICE, "signup alice alicepw")
+    command(channel, BOB, "signup bob bobpw")
+    command(channel, ALICE, "greatkingdom challenge alice bob")
+    reply(channel, outbox, ALICE, "\ufeffD4")
+    command(channel, BOB, "greatkingdom move 101 bob bobpw \u200bF6\u200b")
+    reply(channel, outbox, ALICE, "C3", comment="Nice \U0001F468\u200d\U0001F469 family")
+    moves = [line.split() for line in body(outbox.to(BOB)[-1]).split("\n") if line.startswith("   ")
+             and line[:5].strip().endswith(".")]  # the move list: "   1. alice        D4"
+    assert moves == [["1.", "alice", "D4"], ["2.", "bob", "F6"], ["3.", "alice", "C3"]]
+    assert "> Nice \U0001F468\u200d\U0001F469 family" in body(outbox.to(BOB)[-1])  # a joiner between emoji stays
+
+
 @pytest.mark.parametrize("extra, winner, score, top_row", [
     ([], "Game won by alice.", "Blue 9, Orange 6.", "5 B b B O o 5"),  # exactly +3: Blue wins
     (["pass", "B5"], "Game won by bob.", "Blue 8, Orange 6.", "5 B B B O o 5"),  # +2 is not

@@ -34,6 +34,7 @@ from email.message import Message
 from email.policy import Compat32
 from email.utils import getaddresses, parseaddr
 
+from ..commands import without_invisible
 from ..i18n import LazyText, gettext, lazy_gettext, number
 from .htmltext import html_to_text
 from .outbound import safe_message_id, writable_address
@@ -92,9 +93,10 @@ def _clean(text: str) -> str:
     Each control character (the C0 controls but tab and line breaks, DEL, the two
     non-characters) becomes a space, in headers and text alike: it separates words as
     it did on the sender's screen. Dropped, it would glue two words into another one
-    (``show 1<NUL>1`` into ``show 11``, a different board)."""
+    (``show 1<NUL>1`` into ``show 11``, a different board). Characters that show
+    nothing are dropped (``commands.without_invisible``): ``E2<ZWSP>`` is ``E2``."""
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return _CONTROL.sub(" ", text)
+    return without_invisible(_CONTROL.sub(" ", text))
 
 
 def _header(message: Message, name: str, limit: int) -> tuple[str, bool]:

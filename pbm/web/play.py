@@ -14,7 +14,7 @@ from sqlalchemy import or_
 from sqlmodel import select
 
 from ..boardview import game_sentence, player_name
-from ..commands import split_move_number
+from ..commands import split_move_number, without_invisible
 from ..db import reading
 from ..games import MoveError, get_game
 from ..i18n import gettext as _
@@ -145,7 +145,7 @@ def play(token: str):
         with reading(service().engine) as session:
             seat_or_404(session, token)  # a link that is not valid says so first
         abort(403, _("This form was not sent from your private page; reload the page and try again."))
-    move, asserted = split_move_number(request.form.get("move", "").strip())  # "D4#12", as in a mail
+    move, asserted = split_move_number(without_invisible(request.form.get("move", "")).strip())  # "D4#12", as in a mail
     comment = request.form.get("comment", "").strip()
     typed = {"move": move, "comment": comment}
     number = request.form.get("number", "").strip()
