@@ -276,7 +276,7 @@ def test_link_previews_and_head_requests_do_not_take_the_seat(app, client, serve
     for agent in ("Mozilla/5.0 (compatible; Google-PageRenderer Google (+https://developers.google.com/+/web/snippet/))",
                   "Viber/13.3.0.2 CFNetwork/1333.0.4 Darwin/21.5.0"):  # Google Chat's and Viber's previews
         assert app.test_client().get(invite, headers={"User-Agent": agent}).status_code == 200, agent
-    assert preview.headers["X-Robots-Tag"] == "noindex" and preview.headers["Cache-Control"] == "private, no-store"
+    assert preview.headers["X-Robots-Tag"] == "noindex, nofollow" and preview.headers["Cache-Control"] == "private, no-store"
     assert app.test_client().head(invite).status_code == 200
     phone = "Mozilla/5.0 (Linux; Android 10; CUBOT X30) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile"
     assert app.test_client().get(invite, headers={"User-Agent": phone}).status_code == 303  # the first real browser

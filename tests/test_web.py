@@ -411,6 +411,14 @@ def test_security_headers_and_no_inline_script(client, server, game):
         assert not re.search(r"\son[a-z]+=", page) and " style=" not in page, path
     assert client.get(f"/play/{bob}").headers["Cache-Control"] == "private, no-store"
     assert client.get(f"/play/{bob}/explain?move=F6").headers["Cache-Control"] == "private, no-store"
+    for path in (f"/play/{bob}", f"/play/{bob}/live", f"/play/{bob}/explain?move=F6"):  # credentials: not indexed
+        assert client.get(path).headers["X-Robots-Tag"] == "noindex, nofollow", path
+    assert "X-Robots-Tag" not in client.get("/games/101").headers  # public pages may be found
+    robots = client.get("/robots.txt")
+    assert robots.mimetype == "text/plain" and "Disallow: /play/\nDisallow: /join/\n" in robots.get_data(as_text=True)
+    german = client.get("/games/101", headers={"Accept-Language": "de"})  # one copy per language in a shared cache
+    assert set(german.vary) == {"Accept-Language", "Cookie"} and german.headers["Content-Language"] == "de"
+    assert "Vary" not in client.get("/games/101.json").headers  # the same in every language
     script = client.get("/static/play.js")
     assert script.status_code == 200 and script.mimetype == "text/javascript"
     assert re.search(r'<script src="/static/play.js\?v=[0-9a-f]{12}" defer>',

@@ -53,13 +53,19 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'se
 
 def security_headers(response):
     """Headers every answer carries; private pages (``/play/...``: the link is the
-    credential) are never stored by a cache."""
+    credential) are never stored by a cache nor indexed; a page says which headers
+    chose its language, so a shared cache keeps one copy per language."""
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"  # a play link never leaks to another site
     response.headers["X-Frame-Options"] = "DENY"
     if request.path.startswith("/play/"):
         response.headers["Cache-Control"] = "private, no-store"
+    if request.path.startswith(("/play/", "/join/")):  # the link is the credential: never in a search engine
+        response.headers["X-Robots-Tag"] = "noindex, nofollow"
+    if response.mimetype == "text/html":  # a page speaks the reader's language (Accept-Language, or the cookie)
+        response.vary.update(("Accept-Language", "Cookie"))
+        response.headers.setdefault("Content-Language", str(get_locale()))
     return response
 
 

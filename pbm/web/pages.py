@@ -218,6 +218,13 @@ def local_path(target: str) -> str:
     return "/" if parts.scheme or parts.netloc else target
 
 
+@bp.get("/robots.txt")
+def robots():
+    """Private links (a play page, an invitation) are credentials: no crawler may
+    follow one it found in a public mail archive."""
+    return Response("User-agent: *\nDisallow: /play/\nDisallow: /join/\n", mimetype="text/plain")
+
+
 @bp.get("/healthz")
 def healthz():
     """200 when the database answers and takes writes; otherwise 503 and a sentence

@@ -161,7 +161,6 @@ def join(invite: str):
         response = make_response(render_template("join.html", title=joined.title, closed=closed,
                                                  expire_days=int(rooms.EXPIRE_DAYS)), 410 if closed else 200)
     response.headers["Cache-Control"] = "private, no-store"
-    response.headers["X-Robots-Tag"] = "noindex"
     return response
 
 
