@@ -98,6 +98,23 @@ def test_a_word_of_board_mail_subjects_is_no_userid(players, userid):
     assert result.error.startswith(f"'{userid}' cannot be a userid: the subjects of board mails use that word")
 
 
+@pytest.mark.parametrize("userid", ["host", "guest", "player", "gast", "gastgeber", "spieler"])
+def test_what_pages_call_an_unnamed_browser_player_is_no_userid(players, userid):
+    """An account "guest" would pass for every browser seat left unnamed ("Guest", in
+    German "Gast"), on every page and mail that names the players."""
+    result = players.send("eve@players.test", f"signup {userid} secret")
+    assert result.status == "rejected"
+    assert result.error.startswith(f"'{userid}' cannot be a userid: the pages call a browser player who gave no "
+                                   "name so")
+
+
+def test_an_invited_address_is_never_named_as_an_unnamed_seat(players, server):
+    assert players.send("alice@players.test", "go challenge alice guest@elsewhere.test").status == "applied"
+    with reading(server.engine) as session:
+        invited = session.exec(select(Player).where(Player.email == "guest@elsewhere.test")).one()
+    assert invited.userid.startswith("guest_") and len(invited.userid) == len("guest_") + 6  # not a browser seat's
+
+
 def test_any_word_is_a_password_as_in_pbmserv(players, server):
     assert players.send("eve@players.test", "signup eve x").status == "applied"
     assert players.send("eve@players.test", "change password eve x pw").status == "applied"

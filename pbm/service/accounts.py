@@ -3,6 +3,7 @@ signing off, and players invited by a challenge."""
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from datetime import timedelta
@@ -10,6 +11,7 @@ from datetime import timedelta
 from sqlmodel import Session, delete, func, or_, select
 
 from .. import i18n
+from ..boardview import UNNAMED
 from ..commands import GAMES_FILTERS, Command
 from ..usage import USAGE
 from ..i18n import lazy_gettext
@@ -32,6 +34,23 @@ MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, 
 SUBJECT_WORDS = ("error", "reminder", "history", "preview", "queued", "subscribed", "unsubscribed", "submitted")
 GUEST_PREFIX = "guest-"  # the userids of browser seats (pbm.service.rooms): no account may take one
 RESERVED_USERIDS = (computer.USERID, *GAMES_FILTERS, *SUBJECT_WORDS)  # no signup or invitation takes these
+
+
+@functools.cache
+def seat_names() -> frozenset[str]:
+    """What pages call a browser player who gave no name (``boardview.UNNAMED``), in
+    every language, as a userid would be written: no account may be called so, or it
+    would pass for every unnamed seat (``host``, ``gast``)."""
+    names = set()
+    for code in i18n.LANGUAGES:
+        with i18n.language(code):
+            names.update(i18n.gettext(name).lower() for name in UNNAMED)
+    return frozenset(names)
+
+
+def reserved(userid: str) -> bool:
+    """Whether no signup or invitation may take ``userid``."""
+    return userid in RESERVED_USERIDS or userid in seat_names() or userid.startswith(GUEST_PREFIX)
 
 
 def by_userid(session: Session, userid: str) -> Player | None:
@@ -110,7 +129,10 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
         raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the subjects of board mails use that word "
                                        "(\"%(subject)s\" would not name a player); choose another.",
                                        userid=userid, subject=f"Go Board 101 {userid}"), USAGE["signup"])
-    if by_userid(unit.session, userid) or userid == computer.USERID or userid.startswith(GUEST_PREFIX):
+    if userid in seat_names():
+        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the pages call a browser player who gave "
+                                       "no name so; choose another.", userid=userid), USAGE["signup"])
+    if by_userid(unit.session, userid) or reserved(userid):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
     address = player_address(unit.settings, command.args[0]) if command.args else unit.mail.sender
@@ -366,6 +388,7 @@ def _invited_userid(session: Session, address: str) -> str:
         base = "p" + base[:19]
     if len(base) < 2:  # a userid has at least two characters
         base += "1"
-    if base not in RESERVED_USERIDS and by_userid(session, base) is None:
+    if not reserved(base) and by_userid(session, base) is None:
         return base
-    return f"{base[:13]}-{secrets.token_hex(3)}"  # 20 characters at most, as USERID asks
+    suffixed = f"{base[:13]}-{secrets.token_hex(3)}"  # 20 characters at most, as USERID asks
+    return suffixed.replace("-", "_", 1) if suffixed.startswith(GUEST_PREFIX) else suffixed  # not a browser seat's
