@@ -25,7 +25,6 @@ import pstats
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -37,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from pbm import db, migrate  # noqa: E402
 from pbm.games import get_game  # noqa: E402
 from pbm.web import create_app  # noqa: E402
-from run import mail  # noqa: E402  (the throughput benchmark beside this file)
+from run import mail, scratch_dir  # noqa: E402  (the throughput benchmark beside this file)
 
 SERVER = "pbm@bench.test"
 
@@ -214,7 +213,7 @@ def scripted_game(game_name: str, options: dict, moves: int, seed: int) -> list[
 
 def breakdown(database_url: str | None, moves: int) -> None:
     """Play ``moves`` Great Kingdom reply moves with the stage timers and print them per move."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_dir() as tmp:
         app = make_app(tmp, database_url)
         players = Players(app, "p")
         boards = []
@@ -267,7 +266,7 @@ def flat_cost(database_url: str | None, repeat: int) -> None:
     the median of ``repeat`` of this process's CPU time (what the code costs; the
     wall time adds the disk's flushes and the VM's pauses)."""
     marks = (10, 300)
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_dir() as tmp:
         app = make_app(tmp, database_url)
         players = Players(app, "g")
         # each board: warmed with one pair, then `repeat` pairs, then one counted

@@ -24,7 +24,6 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from run import free_port, mail, process_tree_cpu  # noqa: E402  (the throughput benchmark beside this file)
+from run import free_port, mail, process_tree_cpu, scratch_dir  # noqa: E402  (the throughput benchmark beside this file)
 
 CLIENTS = 4
 TARGET_MOVES_PER_SECOND = 500  # issue 14's reply path
@@ -113,7 +112,7 @@ def maildir_floor(moves: int) -> float:
     from pbm.config import load_settings
     from pbm.mail.transport import MaildirTransport
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_dir() as tmp:
         settings = load_settings({"maildir": f"{tmp}/outbox", "mail_backend": "maildir",
                                   "database_url": f"sqlite:///{tmp}/unused.sqlite3"})
         board_mail = (b"Subject: Great Kingdom Board 101\r\n\r\n" + b" 9 . . . O . . X . .\r\n" * 200)[:2900]  # a board mail's size

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
-from run import HEADER, POSTGRES_ADMIN, free_port, postgres_database, serve_and_play, upgraded_environment
+from run import (HEADER, POSTGRES_ADMIN, free_port, postgres_database, scratch_dir, serve_and_play,
+                 upgraded_environment)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ def bench_workers(workers: int, args) -> None:
         print(f"postgresql  (skipped: nothing answers at {POSTGRES_ADMIN})")
         return
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        with scratch_dir() as tmp:
             port = free_port()
             env = upgraded_environment(url, tmp)
             played = serve_and_play(

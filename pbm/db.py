@@ -107,6 +107,16 @@ def sqlite_file(url: URL) -> Path | None:
     return Path(name) if name and name != ":memory:" else None
 
 
+def _with_options(engine: Engine, option: str) -> Engine:
+    """``engine.execution_options(option=True)``, made once per engine: every unit of
+    work and read runs on one, and a new one per call costs its making and slows
+    every event it dispatches."""
+    cached = engine.__dict__.setdefault("pbm_option_engines", {})
+    if option not in cached:
+        cached[option] = engine.execution_options(**{option: True})
+    return cached[option]
+
+
 def beside_database(engine: Engine, suffix: str) -> Path | None:
     """The path ``<database file><suffix>`` beside the engine's SQLite file; None for
     an in-memory database and PostgreSQL."""
@@ -120,7 +130,10 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
     (nothing for an in-memory database or PostgreSQL). A lock file that cannot be
     opened (a read-only directory) is done without: SQLite's own lock still orders
     the writers, only more slowly, and refuses them when the database is read-only."""
-    path = beside_database(engine, WRITER_LOCK_SUFFIX)
+    path = engine.__dict__.get("pbm_writer_lock_file", False)
+    if path is False:  # worked out once per engine: every write passes here
+        beside = beside_database(engine, WRITER_LOCK_SUFFIX)
+        path = engine.pbm_writer_lock_file = None if beside is None else os.fspath(beside)
     descriptor = None
     if path is not None:
         try:  # opened afresh each time: a descriptor inherited through a fork would share the lock
@@ -144,7 +157,7 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
 WRITER_WAIT_SECONDS = 30.0  # as SQLite's busy timeout: then the door answers "try again later"
 
 
-def _take_within(descriptor: int, seconds: float, path: Path) -> None:
+def _take_within(descriptor: int, seconds: float, path: str) -> None:
     """Take the exclusive flock on ``descriptor``, waiting at most ``seconds`` (a
     process stopped while it holds the lock must not stop every other writer for
     ever). Uncontended: one call. Otherwise a helper thread waits in ``flock`` (so
@@ -247,7 +260,7 @@ def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session
                     yield session
         return
     with ExitStack() as locks:  # released after the commit
-        with Session(engine.execution_options(**{WRITE_LATER: True}), expire_on_commit=False) as session:
+        with Session(_with_options(engine, WRITE_LATER), expire_on_commit=False) as session:
             session.info[_LATER] = _Later(locks, engine)
             with session.begin():
                 yield session
@@ -331,7 +344,7 @@ def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:
 @contextmanager
 def reading(engine: Engine) -> Iterator[Session]:
     """A read-only session (plain BEGIN on SQLite, so readers never queue behind writers)."""
-    with Session(engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False) as session:
+    with Session(_with_options(engine, READ_ONLY), expire_on_commit=False) as session:
         yield session
 
 

@@ -15,8 +15,7 @@ import socket
 import ssl
 import sys
 import time
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import contextmanager, suppress
 from typing import Iterator, Protocol
 
 import idna
@@ -168,7 +167,9 @@ class MaildirTransport:
     round_trip = False
 
     def __init__(self, settings: Settings):
-        self.path = Path(settings.maildir)
+        # Paths as strings: joined for every mail, where pathlib's objects cost more than the write.
+        self.path = os.fspath(settings.maildir)
+        self._tmp, self._new = os.path.join(self.path, "tmp"), os.path.join(self.path, "new")
         self._written = False
 
     def send(self, sender: str, recipient: str, raw: bytes) -> None:
@@ -177,14 +178,14 @@ class MaildirTransport:
                 self._write(raw)
             except FileNotFoundError:  # the first mail of this process, or the Maildir was removed
                 for part in ("tmp", "new", "cur"):
-                    (self.path / part).mkdir(parents=True, exist_ok=True)
+                    os.makedirs(os.path.join(self.path, part), exist_ok=True)
                 self._write(raw)
         except OSError as error:
             raise DeliveryError(_describe(error)) from error
 
     def _write(self, raw: bytes) -> None:
         name = _maildir_name()
-        temporary = self.path / "tmp" / name
+        temporary = os.path.join(self._tmp, name)
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             # Maildir files hold local (LF) line endings; the outbox keeps SMTP's CRLF.
@@ -194,16 +195,17 @@ class MaildirTransport:
             os.fsync(fd)
         except BaseException:
             os.close(fd)
-            temporary.unlink(missing_ok=True)
+            with suppress(FileNotFoundError):
+                os.unlink(temporary)
             raise
         os.close(fd)
-        os.rename(temporary, self.path / "new" / name)
+        os.rename(temporary, os.path.join(self._new, name))
         self._written = True
 
     def close(self) -> None:
         if not self._written:
             return
-        fd = os.open(self.path / "new", os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(self._new, os.O_RDONLY | os.O_DIRECTORY)
         try:
             os.fsync(fd)
         finally:
