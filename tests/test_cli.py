@@ -299,7 +299,7 @@ def test_a_host_that_cannot_be_listened_on_is_a_sentence_about_the_host(env, com
     result = pbm(*command, "--host", host, "--port", str(free_port()), env=env)
     stderr = result.stderr.decode()
     assert result.returncode == 1 and "Traceback" not in stderr, stderr
-    assert f"cannot listen" in stderr and f"{host}:" in stderr
+    assert "cannot listen" in stderr and f"{host}:" in stderr
     assert "choose an address of this machine with --host (127.0.0.1 or 0.0.0.0)." in stderr
 
 

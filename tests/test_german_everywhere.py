@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pbm import i18n
-from pbm import boardview
-from pbm.boardview import game_sentence
+from pbm import gamewords
+from pbm.gamewords import game_sentence
 from pbm.games import REGISTRY, get_game
 from pbm.render import board_svg
 
@@ -133,12 +133,12 @@ def test_gos_result_names_the_sides_in_the_readers_language(players, outbox, app
 def test_every_games_count_is_translated_and_keeps_its_figures():
     with i18n.language("de"):
         # the figures as German writes them; SGF's result stays as it is
-        assert boardview.score_text(get_game("go"), "B+2.5 (Black 41, White 38.5)") == "B+2.5 (Schwarz 41, Weiß 38,5)"
-        assert boardview.score_text(get_game("go"), "Black 40, White 40, draw") == "Schwarz 40, Weiß 40, unentschieden"
-        assert boardview.score_text(get_game("greatkingdom"), "Blue 9, Orange 4") == "Blau 9, Orange 4"
-        assert boardview.score_text(get_game("twodragons"), "White 12, Black 9") == "Weiß 12, Schwarz 9"
-        assert boardview.score_text(get_game("dragons"), "O 7, X 5") == "O 7, X 5"
-    assert boardview.score_text(get_game("go"), "W+7.5 (Black 0, White 7.5)") == "W+7.5 (Black 0, White 7.5)"
+        assert gamewords.score_text(get_game("go"), "B+2.5 (Black 41, White 38.5)") == "B+2.5 (Schwarz 41, Weiß 38,5)"
+        assert gamewords.score_text(get_game("go"), "Black 40, White 40, draw") == "Schwarz 40, Weiß 40, unentschieden"
+        assert gamewords.score_text(get_game("greatkingdom"), "Blue 9, Orange 4") == "Blau 9, Orange 4"
+        assert gamewords.score_text(get_game("twodragons"), "White 12, Black 9") == "Weiß 12, Schwarz 9"
+        assert gamewords.score_text(get_game("dragons"), "O 7, X 5") == "O 7, X 5"
+    assert gamewords.score_text(get_game("go"), "W+7.5 (Black 0, White 7.5)") == "W+7.5 (Black 0, White 7.5)"
 
 
 # -- 3. the mails about an account's addresses -----------------------------------------
@@ -183,7 +183,7 @@ def test_every_games_reason_with_figures_has_its_german():
         stored = Outcome.from_json(Outcome(0, reason, kind="loop").to_json())
         assert stored.reason == reason and stored.to_json()["reason"] == str(reason)
         with i18n.language("de"):
-            german = boardview.reason_text(REGISTRY["dragons"], stored)
+            german = gamewords.reason_text(REGISTRY["dragons"], stored)
         assert german != str(reason) and not re.search(r"\b(of|tiles|destroyed|goats|left)\b", german), german
     old = Outcome.from_json({"winner": 0, "reason": "a loop of 7 X tiles", "score": None, "kind": "loop"})
     assert old.reason == "a loop of 7 X tiles"  # a board ended before: as it was stored

@@ -23,7 +23,7 @@ from babel.messages.pofile import read_po
 from sqlmodel import select
 
 from pbm import i18n, movelog
-from pbm.boardview import GAME_WORDS, reason_text
+from pbm.gamewords import GAME_WORDS, reason_text
 from pbm.db import reading
 from pbm.games import REGISTRY, GameText
 from pbm.models import Board, InboundMessage, Player

@@ -13,7 +13,7 @@ from sqlmodel import select
 
 from pbm import create_app
 from pbm.db import reading
-from pbm.models import Board, MoveRecord, OutboxMail, Player, Room, utcnow
+from pbm.models import Board, MoveRecord, Player, Room, utcnow
 from pbm.service import computer, rooms
 
 from .conftest import body

@@ -16,7 +16,6 @@ O(1) in the history (a branch from an older state copies once).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 from .go_help import HELP, HELP_DE
 from .base import (
@@ -30,8 +29,9 @@ from .base import (
     Outcome,
     register,
 )
+from .go_board import area_owners, area_score, group_and_liberties, has_liberty, star_points
 from .go_positions import BLACK, EMPTY, WHITE, PositionHistory, zobrist
-from .grid import flood, grid_neighbours as neighbours, parse_point, point_name, square_diagram
+from .grid import grid_neighbours as neighbours, parse_point, point_name, square_diagram
 
 SIZES = (9, 13, 19)
 PASS, DONE, RESUME = "pass", "done", "resume"
@@ -40,22 +40,10 @@ STONE = {EMPTY: ".", BLACK: "X", WHITE: "O"}
 AREA = {BLACK: "b", WHITE: "w"}  # an empty point of that colour's area, on diagrams from the scoring on
 
 
-@lru_cache(maxsize=None)
-def star_points(size: int) -> frozenset[int]:
-    if size < 9:
-        return frozenset()
-    edge = 2 if size < 13 else 3
-    lines = (edge, size // 2, size - 1 - edge)
-    points = {(x, y) for x in lines for y in lines}
-    if size < 13:
-        points = {p for p in points if p[0] != size // 2 and p[1] != size // 2} | {(size // 2, size // 2)}
-    return frozenset(y * size + x for x, y in points)
-
-
-
 # What a point holds, as the keyboard cursor says it: (colour, marked dead) -> text
 CONTENTS = {(BLACK, False): GameText("a black stone"), (WHITE, False): GameText("a white stone"),
             (BLACK, True): GameText("a black stone, marked dead"), (WHITE, True): GameText("a white stone, marked dead")}
+
 
 @dataclass(frozen=True)
 class GoState:
@@ -88,56 +76,6 @@ class GoState:
 
 def _colour(side: int) -> int:
     return BLACK if side == 0 else WHITE
-
-
-def group_and_liberties(board, start: int, size: int) -> tuple[set[int], set[int]]:
-    group, boundary = flood(board, start, size)
-    return group, {n for n in boundary if board[n] == EMPTY}
-
-
-def _has_liberty(board, start: int, size: int) -> bool:
-    """Whether the group at ``start`` has a liberty; stops at the first (the hot path
-    of every move, so not ``flood``)."""
-    colour = board[start]
-    nbrs = neighbours(size)
-    seen, stack = {start}, [start]
-    while stack:
-        for n in nbrs[stack.pop()]:
-            v = board[n]
-            if v == EMPTY:
-                return True
-            if v == colour and n not in seen:
-                seen.add(n)
-                stack.append(n)
-    return False
-
-
-def area_owners(board, size: int, dead: frozenset[int] = frozenset()) -> dict[int, int]:
-    """Every empty point (dead stones removed) in a region reached by one colour only,
-    with that colour: the area besides living stones."""
-    cells = [EMPTY if i in dead else v for i, v in enumerate(board)]
-    owners: dict[int, int] = {}
-    seen: set[int] = set()
-    for start, value in enumerate(cells):
-        if value != EMPTY or start in seen:
-            continue
-        region, borders = flood(cells, start, size)
-        seen |= region
-        colours = {cells[n] for n in borders}
-        if len(colours) == 1:
-            owner = colours.pop()
-            owners.update((i, owner) for i in region)
-    return owners
-
-
-def area_score(board, size: int, dead: frozenset[int] = frozenset()) -> tuple[int, int]:
-    """Black's and White's area (living stones + empty regions reached only by them)."""
-    score = {BLACK: 0, WHITE: 0, EMPTY: 0}
-    for i, v in enumerate(board):
-        score[EMPTY if i in dead else v] += 1
-    for owner in area_owners(board, size, dead).values():
-        score[owner] += 1
-    return score[BLACK], score[WHITE]
 
 
 class Go(Declared):
@@ -245,13 +183,13 @@ class Go(Declared):
         position = state.hash ^ keys[index][colour]
         captured = 0
         for n in neighbours(size)[index]:
-            if board[n] == enemy and not _has_liberty(board, n, size):
+            if board[n] == enemy and not has_liberty(board, n, size):
                 group, _ = group_and_liberties(board, n, size)
                 for i in group:
                     board[i] = EMPTY
                     position ^= keys[i][enemy]
                 captured += len(group)
-        if not captured and not _has_liberty(board, index, size):
+        if not captured and not has_liberty(board, index, size):
             raise IllegalMoveError("%(point)s would be suicide: your stones there would have no liberty.",
                                    point=name)
         if state.history.seen_before(position, state.ply):

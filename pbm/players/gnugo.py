@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 from pbm.games.base import MoveError
 from pbm.games.grid import point_name
-from pbm.games.go import EMPTY, GO, PASS, PLAY, SCORING, GoState, group_and_liberties
+from pbm.games.go import EMPTY, GO, PASS, PLAY, SCORING, GoState
+from pbm.games.go_board import group_and_liberties
 
 DEFAULT_PATH = "/usr/games/gnugo"
 COLOURS = ("black", "white")

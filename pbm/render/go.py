@@ -4,8 +4,8 @@ in scoring, dead stones faded and crossed, and each side's area shaded."""
 from __future__ import annotations
 
 from pbm.games.base import MoveError
-from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState, star_points
-from pbm.games.go import area_owners as go_area_owners
+from pbm.games.go import BLACK, EMPTY, GO, OVER, PLAY, WHITE, GoState
+from pbm.games.go_board import area_owners as go_area_owners, star_points
 from pbm.i18n import gettext as _
 from pbm.i18n import ngettext, number
 

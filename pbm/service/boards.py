@@ -18,8 +18,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from ..boardview import (LOG_INSERT, BoardView, board_state, lazy_sentence, load_players, load_records,
-                         player_name, remember_state)
+from ..boardview import (LOG_INSERT, BoardView, board_state, load_players, load_records, player_name,
+                         remember_state)
+from ..gamewords import lazy_sentence
 from ..movelog import OWN_MOVES, ending, log_entries, replay
 from ..config import Settings
 from ..db import reading

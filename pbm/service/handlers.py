@@ -15,7 +15,7 @@ from sqlmodel import select
 
 from ..commands import Command
 from ..usage import USAGE
-from ..boardview import lazy_sentence
+from ..gamewords import lazy_sentence
 from ..games import REGISTRY, OptionError, get_game
 from ..i18n import LazyText, lazy_gettext, ngettext
 from ..models import Board, ChallengePolicy, Player

@@ -21,7 +21,8 @@ from sqlalchemy import bindparam, func, or_
 from sqlmodel import Session, select
 
 from .. import i18n
-from ..boardview import BoardView, board_state, game_sentence, game_record, load_records
+from ..boardview import BoardView, board_state, game_record, load_records
+from ..gamewords import game_sentence
 from ..db import flush
 from ..games import REGISTRY, Game
 from ..mail.outbound import compose, quote, reply_address, writable_address

@@ -7,7 +7,8 @@ from functools import partial
 from sqlalchemy import or_
 from sqlmodel import select
 
-from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
+from ..boardview import BoardView, load_players, load_records, player_name
+from ..gamewords import lazy_sentence
 from ..commands import Command
 from ..usage import USAGE
 from ..games import MoveError, get_game

@@ -18,7 +18,8 @@
 
 from __future__ import annotations
 
-from ..boardview import BoardView, lazy_sentence, load_players, load_records, player_name
+from ..boardview import BoardView, load_players, load_records, player_name
+from ..gamewords import lazy_sentence
 from ..movelog import OWN_MOVES, LogEntry, ending, in_force, log_entries, replay
 from ..commands import Command
 from ..usage import USAGE

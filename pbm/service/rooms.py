@@ -36,7 +36,8 @@ from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ..boardview import UNNAMED, game_sentence
+from ..boardview import UNNAMED
+from ..gamewords import game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, get_game
 from ..i18n import LazyText, current, gettext, lazy_gettext, number

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from .. import i18n
-from ..boardview import game_sentence, speaks_current_language
+from ..gamewords import game_sentence, speaks_current_language
 from ..config import load_settings
 from ..i18n import N_
 from ..i18n import gettext as _

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..boardview import BoardView, game_sentence, player_name, side_name
+from ..boardview import BoardView, player_name
+from ..gamewords import game_sentence, side_name
 from ..movelog import MOVES, OWN_MOVES, in_force, log_entries
 from ..games import MoveError
 from ..games.grid import point_name

@@ -13,7 +13,8 @@ from flask import Blueprint, abort, current_app, jsonify, redirect, render_templ
 from sqlalchemy import or_
 from sqlmodel import select
 
-from ..boardview import game_sentence, player_name
+from ..boardview import player_name
+from ..gamewords import game_sentence
 from ..commands import split_move_number, without_invisible
 from ..db import reading
 from ..games import MoveError, get_game

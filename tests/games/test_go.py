@@ -6,7 +6,8 @@ from dataclasses import replace
 import pytest
 
 from pbm.games import Consequences, IllegalMoveError, InvalidMoveError, Outcome
-from pbm.games.go import BLACK, EMPTY, GO, WHITE, area_score
+from pbm.games.go import BLACK, EMPTY, GO, WHITE
+from pbm.games.go_board import area_score
 from pbm.games.go_positions import PositionHistory, zobrist
 
 from .diagrams import board_from_rows

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from pbm.games.go import BLACK, GO, WHITE, area_score, neighbours
+from pbm.games.go import BLACK, GO, WHITE, neighbours
+from pbm.games.go_board import area_score
 from pbm.games.grid import point_name
 
 from ..gtp import GNUGO, GnuGo, gnugo_available
