@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pbm import db, migrate  # noqa: E402
+from pbm import outbox as outbox_module  # noqa: E402
 from pbm.games import get_game  # noqa: E402
 from pbm.web import create_app  # noqa: E402
 from run import mail, scratch_dir  # noqa: E402  (the throughput benchmark beside this file)
@@ -139,11 +140,11 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
 def make_app(tmp: str, database_url: str | None):
     """The app on a fresh database. A server hands a commit's mails to its delivery
     thread; here they are sent in this thread right after the commit, so that the
-    figures count their time and calls (cProfile sees one thread)."""
-    from pbm import outbox
+    figures count their time and calls (cProfile sees one thread). Their marks "sent"
+    are carried by the next move's commit, as in a server."""
     from pbm.service import unit
 
-    unit.deliver_after_commit = outbox._send_committed
+    unit.deliver_after_commit = outbox_module._send_committed
     url = database_url or f"sqlite:///{tmp}/breakdown.sqlite3"
     migrate.upgrade(url)
     return create_app({"database_url": url, "instance_path": tmp, "maildir": f"{tmp}/outbox",
@@ -242,6 +243,7 @@ def breakdown(database_url: str | None, moves: int) -> None:
         total = time.perf_counter() - start
         calls = pstats.Stats(profile).total_calls
         written = sum(f.stat().st_size for f in outbox.rglob("*") if f.is_file())
+        assert outbox_module.wait_for_deliveries(30)  # the last marks "sent", which no commit carried
         app.extensions["pbm"].engine.dispose()
     backend = "postgresql" if database_url else "sqlite"
     print(f"Where a reply move's time goes ({backend}, {played} Great Kingdom 9x9 moves in one thread, "
@@ -303,6 +305,7 @@ def flat_cost(database_url: str | None, repeat: int) -> None:
                     action(mark)
                     seconds[mark].append(time.process_time() - start)
             figures[name] = {mark: (statistics.median(seconds[mark]), calls(lambda: action(mark))) for mark in marks}
+        assert outbox_module.wait_for_deliveries(30)  # the last marks "sent", which no commit carried
         app.extensions["pbm"].engine.dispose()
     print(f"Flat cost, 19x19 Go, in-process: median CPU time of {repeat}, measured alternately on a board at "
           "move 10 and one at move 300, and Python function calls (a reply move: the move and the other "

@@ -7,10 +7,13 @@ answered. The scheduler's sweep claims a row with a conditional UPDATE only
 when it is due: a failed attempt (retried later with back-off and the same
 Message-ID) or a lease that ran out because the process died.
 
-Each mail is marked sent in its own transaction the moment the relay accepts
-it (a local Maildir batch, written within microseconds, in one), so a crash
-can repeat only the mail in flight: delivery is at least once, never lost,
-and a repeat carries the same Message-ID. A mail that
+Over a relay each mail is marked sent in its own transaction the moment the
+relay accepts it, so a crash can repeat only the mail in flight. A local
+Maildir batch, written within microseconds, is marked sent by the next commit
+of a unit of work in this process, in that unit's transaction (group commit:
+no write transaction of its own), or after ``MARK_WAIT_SECONDS`` without one by
+the delivery thread, so a crash can repeat the mails delivered since. Delivery
+is at least once, never lost, and a repeat carries the same Message-ID. A mail that
 fails ``MAX_ATTEMPTS`` times is marked ``failed`` and logged at ERROR, once.
 One mail's failure, whatever raised it, never stops the rest of its batch.
 """
@@ -21,9 +24,12 @@ import atexit
 import logging
 import os
 import threading
+import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Iterator
 
 from sqlalchemy import Select, and_, bindparam, insert, or_, text, update
 from sqlalchemy.engine import Engine
@@ -47,6 +53,7 @@ SWEEP_BATCH = 500
 EXIT_WAIT_SECONDS = 20.0
 LOCAL_BACKENDS = ("maildir", "console")  # their mail is delivered before the answer returns
 LOCAL_WAIT_SECONDS = 30.0  # longest an answer waits for a local delivery (a stuck disk: the sweep retries)
+MARK_WAIT_SECONDS = 0.05  # longest a delivered local batch waits for a commit to carry its mark "sent"
 
 
 @dataclass
@@ -114,13 +121,16 @@ def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail
                                  .order_by(OutboxMail.id)).all())
 
 
-def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime) -> int:
+def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime,
+                  carried: bool = False) -> int:
     """Send rows this process has claimed over one transport; returns how many it accepted.
 
     Over a relay each result is recorded before the next mail goes, so a crash
     can repeat only the mail in flight. A local transport takes a batch within
     microseconds, so its results are recorded together: one write transaction,
-    which under load is a wait for the write lock, instead of one per mail."""
+    which under load is a wait for the write lock, instead of one per mail; or,
+    ``carried``, the marks of the mails it accepted wait for this process's next
+    commit to write them (``carried_marks``), and only its failures are recorded now."""
     results: list[tuple[Sendable, DeliveryError | None]] = []
     sent = 0
     with open_transport(settings) as transport:
@@ -131,6 +141,9 @@ def _send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now:
             if transport.round_trip:
                 _record(engine, results, now)
                 results = []
+    if carried and results:
+        _courier.add_marks(engine, [(row.message_id, row.claim) for row, error in results if error is None], now)
+        results = [(row, error) for row, error in results if error is not None]
     _record(engine, results, now)
     return sent
 
@@ -156,6 +169,14 @@ _MARK_SENT = update(OutboxMail).where(
                                            last_error=None)
 
 
+def _write_marks(connection, marks: list[tuple[str, str]], now: datetime) -> None:
+    """Mark sent the mails ``marks`` names (Message-ID, claim), each only while that
+    claim still holds its row, in the transaction of ``connection``."""
+    if marks:
+        connection.execute(_MARK_SENT, {"ids": [message_id for message_id, _ in marks],
+                                        "claims": [claim for _, claim in marks], "now": now})
+
+
 def _record(engine: Engine, results: list[tuple[Sendable, DeliveryError | None]], now: datetime) -> None:
     """Write attempts' results (row, None when sent or else the error) in one
     transaction, each only while this claim still holds its row; a mail refused
@@ -170,10 +191,7 @@ def _record(engine: Engine, results: list[tuple[Sendable, DeliveryError | None]]
             # Losing this mark in a crash only sends the mail again (at least once, same
             # Message-ID), so it need not wait for the log flush, as the move's commit does.
             connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
-        sent = [row for row, error in results if error is None]
-        if sent:
-            connection.execute(_MARK_SENT, {"ids": [row.message_id for row in sent],
-                                            "claims": [row.claim for row in sent], "now": now})
+        _write_marks(connection, [(row.message_id, row.claim) for row, error in results if error is None], now)
         for row, error in results:
             if error is None:
                 continue
@@ -217,10 +235,13 @@ def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
 
 class _Courier:
     """This process's delivery thread: it sends the mails that commits in this process
-    hand it, everything waiting at once as one batch (one transport, and for a local
-    transport one transaction marking them sent), so the request that committed them
-    answers without waiting for the delivery, and deliveries of moves committed
-    together share their work. Started at the first mail, anew in a forked child."""
+    hand it, everything waiting at once as one batch (one transport), so the request
+    that committed them answers without waiting for the delivery, and deliveries of
+    moves committed together share their work. A local batch's marks "sent" wait for
+    the next commit in this process to write them in its transaction (``carried_marks``);
+    when none comes within ``MARK_WAIT_SECONDS``, or someone waits for the deliveries,
+    the thread writes them in one transaction of their own. Started at the first
+    mail, anew in a forked child."""
 
     def __init__(self):
         self._changed = threading.Condition()
@@ -228,27 +249,68 @@ class _Courier:
         self._sending = False
         self._handed = 0  # tickets given out, one per hand-over, in order
         self._done = 0  # every hand-over up to this ticket has been sent (or its failure recorded)
+        # delivered, not marked yet: engine -> (Message-ID and claim, first delivered at, first kept at)
+        self._marks: dict[Engine, tuple[list[tuple[str, str]], datetime, float]] = {}
+        self._waiters = 0  # callers of ``wait``: the marks are written at once for them
         self._thread: threading.Thread | None = None
+
+    def add_marks(self, engine: Engine, marks: list[tuple[str, str]], now: datetime) -> None:
+        """Keep the marks "sent" of mails delivered at ``now`` for a commit to carry."""
+        if marks:
+            with self._changed:
+                kept, since, first = self._marks.get(engine, ([], now, time.monotonic()))
+                self._marks[engine] = (kept + marks, min(since, now), first)
+                self._start()
+                self._changed.notify_all()
+
+    def take_marks(self, engine: Engine) -> tuple[list[tuple[str, str]], datetime | None]:
+        """The marks kept for ``engine`` and when the first of them was delivered, no
+        longer kept (``give_back`` returns them when their transaction fails)."""
+        with self._changed:
+            kept, since, _ = self._marks.pop(engine, ([], None, 0.0))
+            return kept, since
+
+    def give_back(self, engine: Engine, marks: list[tuple[str, str]], since: datetime | None) -> None:
+        if marks:
+            self.add_marks(engine, marks, since)
 
     def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> int:
         """Queue ``rows`` for the thread; returns the ticket ``wait_for`` takes."""
         with self._changed:
             self._handed += 1
             self._waiting.append((engine, settings, rows))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="pbm-outbox", daemon=True)
-                self._thread.start()
+            self._start()
             self._changed.notify_all()
             return self._handed
+
+    def _due_marks(self) -> dict[Engine, tuple[list[tuple[str, str]], datetime, float]]:
+        """The kept marks to write now (the caller holds ``_changed``): every one when
+        someone waits for the deliveries, else those kept over ``MARK_WAIT_SECONDS``."""
+        due = time.monotonic() - MARK_WAIT_SECONDS
+        return {engine: kept for engine, kept in self._marks.items() if self._waiters or kept[2] <= due}
+
+    def _start(self) -> None:
+        """Start the thread if it does not run yet (the caller holds ``_changed``)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="pbm-outbox", daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: self._waiting)
+                # Marks no commit came to carry in time, or that someone waits for, are
+                # written here; under load each commit carries those kept before it.
+                while not (self._waiting or self._due_marks()):
+                    self._changed.wait(MARK_WAIT_SECONDS if self._marks else None)
                 waiting, self._waiting = self._waiting, []
                 last = self._handed  # the hand-overs taken are every one up to here
+                marks = self._due_marks()
+                for engine in marks:
+                    del self._marks[engine]
                 self._sending = True
             try:
+                for engine, (kept, since, _) in marks.items():
+                    _mark_alone(engine, kept, since)
                 batches: dict[tuple[Engine, Settings], list[Outgoing]] = {}
                 for engine, settings, rows in waiting:
                     batches.setdefault((engine, settings), []).extend(rows)
@@ -266,10 +328,16 @@ class _Courier:
             return self._changed.wait_for(lambda: self._done >= ticket, timeout)
 
     def wait(self, timeout: float) -> bool:
-        """Wait until nothing handed over is waiting or being sent, at most ``timeout``
-        seconds; returns whether that happened."""
+        """Wait until nothing handed over is waiting or being sent, and every delivered
+        mail is marked sent, at most ``timeout`` seconds; returns whether that happened."""
         with self._changed:
-            return self._changed.wait_for(lambda: not self._waiting and not self._sending, timeout)
+            self._waiters += 1
+            self._changed.notify_all()
+            try:
+                return self._changed.wait_for(lambda: not self._waiting and not self._sending and not self._marks,
+                                              timeout)
+            finally:
+                self._waiters -= 1
 
 
 _courier = _Courier()
@@ -294,9 +362,52 @@ def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing
 
 def _send_committed(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     try:
-        _send_claimed(engine, settings, rows, utcnow())
+        _send_claimed(engine, settings, rows, utcnow(), carried=True)
     except Exception:  # the database failed: the lease runs out and the sweep sends them
         log.exception("delivering outbox mails %s failed", [row.message_id for row in rows])
+
+
+def _mark_alone(engine: Engine, marks: list[tuple[str, str]], since: datetime) -> None:
+    """Write delivered mails' marks "sent" in a transaction of their own (no commit
+    came to carry them). If it fails, the rows stay claimed until the lease ends and
+    the sweep sends them again, as after a crash."""
+    try:
+        with writing(engine) as connection:
+            if engine.dialect.name == "postgresql":
+                # Losing this mark in a crash only sends the mail again (at least once, same
+                # Message-ID), so it need not wait for the log flush, as the move's commit does.
+                connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+            _write_marks(connection, marks, since)
+    except Exception:
+        log.exception("marking outbox mails %s sent failed", [message_id for message_id, _ in marks])
+
+
+class _Carried:
+    """The marks "sent" one write transaction carries (``carried_marks``)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.marks: list[tuple[str, str]] = []
+        self.since: datetime | None = None
+
+    def write(self, session: Session) -> None:
+        """Write, in the session's transaction (its write lock held), the marks this
+        process's delivered mails wait for."""
+        self.marks, self.since = _courier.take_marks(self.engine)
+        _write_marks(session.connection(), self.marks, self.since)
+
+
+@contextmanager
+def carried_marks(engine: Engine) -> Iterator[_Carried]:
+    """Around a write transaction on ``engine``, its commit included: the marks it
+    writes (``_Carried.write``) so that they need no transaction of their own; if
+    anything fails, they wait for the next transaction (or the delivery thread)."""
+    carried = _Carried(engine)
+    try:
+        yield carried
+    except BaseException:
+        _courier.give_back(engine, carried.marks, carried.since)
+        raise
 
 
 def wait_for_deliveries(timeout: float) -> bool:

@@ -157,24 +157,25 @@ def test_mails_of_concurrent_units_are_all_delivered_and_marked_sent(server, out
 def held_maildir(monkeypatch):
     """The Maildir transport held at its first mail until the test sets the event it
     returns (``entered`` is set once a delivery is held); records how many mails each
-    transaction marking mails sent covered."""
+    statement marking mails sent covered."""
     from pbm import outbox as outbox_module
     from pbm.mail.transport import MaildirTransport
 
     release, entered, marked = threading.Event(), threading.Event(), []
-    add, record = MaildirTransport.send, outbox_module._record
+    add, write_marks = MaildirTransport.send, outbox_module._write_marks
 
     def held_send(self, sender, recipient, raw):
         entered.set()
         assert release.wait(60), "the test never released the delivery"
         add(self, sender, recipient, raw)
 
-    def counted_record(engine, results, now):
-        marked.append(len(results))
-        record(engine, results, now)
+    def counted_marks(connection, marks, now):
+        if marks:
+            marked.append(len(marks))
+        write_marks(connection, marks, now)
 
     monkeypatch.setattr(MaildirTransport, "send", held_send)
-    monkeypatch.setattr(outbox_module, "_record", counted_record)
+    monkeypatch.setattr(outbox_module, "_write_marks", counted_marks)
     release.marked, release.entered = marked, entered
     yield release
     release.set()
@@ -205,14 +206,15 @@ def test_with_the_maildir_the_answer_comes_once_its_mails_are_delivered(server, 
     assert results[0].status == "applied"
     box = mailbox.Maildir(outbox.path, create=False)  # read as the answer came, with no waiting
     assert sorted(box[key]["To"] for key in set(box.keys()) - before) == [ALICE, BOB]
+    assert wait_for_deliveries(30)  # the marks "sent" follow (the next commit, or the delivery thread)
     with reading(server.engine) as s:
         assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
 
 
 def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board, held_maildir):
     """While the delivery thread is busy, the mails of further commits wait and then
-    go as one batch, marked sent in one transaction; each answer comes once its own
-    mails are delivered."""
+    go as one batch; each answer comes once its own mails are delivered. No commit
+    follows to carry their marks "sent", so all six are written at once, together."""
     from pbm import outbox as outbox_module
 
     first = answer_in_thread(server, make_mail(BOB, "greatkingdom show 101"))
@@ -224,7 +226,68 @@ def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board
         thread.join(30)
         assert results[0].status == "applied"
     assert len(outbox.new()) == 6
-    assert held_maildir.marked == [1, 5]
+    assert held_maildir.marked == [6]
+
+
+def test_the_next_commit_carries_the_marks_of_mails_delivered_before_it(server, outbox, board, monkeypatch):
+    """Group commit: a delivered Maildir batch is marked sent in the transaction of the
+    next unit of work (no write transaction of its own); the delivery thread writes
+    the marks alone only when no commit comes, or when someone waits for them."""
+    from pbm import outbox as outbox_module
+
+    alone = []
+    mark_alone = outbox_module._mark_alone
+    monkeypatch.setattr(outbox_module, "MARK_WAIT_SECONDS", 60.0)  # no commit comes soon enough: not here
+    monkeypatch.setattr(outbox_module, "_mark_alone", lambda engine, marks, since: (
+        alone.append(len(marks)), mark_alone(engine, marks, since)))
+
+    def statuses() -> dict[int, str]:
+        with reading(server.engine) as s:
+            return {row.id: row.status for row in s.exec(select(OutboxMail)) if row.id not in challenge}
+
+    challenge: dict[int, str] = {}
+    challenge = statuses()  # the challenge's mails, marked before this test's moves
+    assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+    first = statuses()
+    assert list(first.values()) == ["sending", "sending"]  # delivered (the answer came), not marked yet
+    assert server.handle_raw(make_mail(BOB, "greatkingdom move 101 bob bobpw C3")).status == "applied"
+    now = statuses()
+    assert [now[i] for i in first] == ["sent", "sent"]  # carried by bob's move
+    assert [status for i, status in now.items() if i not in first] == ["sending", "sending"]
+    assert alone == []
+    assert len(outbox.new()) == 4  # waits for the deliveries: the last marks are written alone
+    assert alone == [2]
+    with reading(server.engine) as s:
+        assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
+
+
+def test_marks_carried_by_a_unit_that_fails_wait_for_the_next(server, outbox, board, monkeypatch):
+    """A unit that wrote the delivered mails' marks and then failed before its commit
+    gives them back: a later transaction writes them, and no mail stays unmarked."""
+    from pbm import outbox as outbox_module
+    from pbm.service import unit as unit_module
+
+    alone = []
+    mark_alone = outbox_module._mark_alone
+    monkeypatch.setattr(outbox_module, "MARK_WAIT_SECONDS", 60.0)
+    monkeypatch.setattr(outbox_module, "_mark_alone", lambda engine, marks, since: (
+        alone.append(len(marks)), mark_alone(engine, marks, since)))
+    with reading(server.engine) as s:
+        challenge = set(s.exec(select(OutboxMail.id)))
+    assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+
+    def fail_after_the_marks(self):
+        raise RuntimeError("disk full")  # after the marks were written in the transaction, before its commit
+
+    monkeypatch.setattr(unit_module.Unit, "versions", fail_after_the_marks)
+    assert server.handle_raw(make_mail(BOB, "greatkingdom move 101 bob bobpw C3")).status == "retry"
+    with reading(server.engine) as s:
+        assert [row.status for row in s.exec(select(OutboxMail)) if row.id not in challenge] == ["sending"] * 2
+    assert alone == []
+    assert len(outbox.new()) == 2  # alice's move's mails; bob's move rolled back
+    assert alone == [2]
+    with reading(server.engine) as s:
+        assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
 
 
 def test_auto_replies_are_recorded_and_never_answered(server, outbox, board):

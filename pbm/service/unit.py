@@ -4,7 +4,8 @@
 ``Unit`` to act through, retries the whole of it when another writer changed
 the same board first (a version conflict) or PostgreSQL broke a deadlock by
 rolling it back (two mails locking two players' rows in opposite order),
-writes the mails the work queued to the outbox, commits, and only then hands
+writes the mails the work queued to the outbox (and the marks "sent" of mails
+this process delivered since its last commit, ``outbox.carried_marks``), commits, and only then hands
 those mails to the process's delivery thread (``outbox.deliver_after_commit``:
 the caller answers without waiting for them) and publishes the boards it
 changed to live pages.
@@ -36,7 +37,7 @@ from ..db import NeedsLock, begin_writing, transaction, write
 from ..mail.inbound import InboundMail
 from ..mail.outbound import Composed
 from ..models import Board, utcnow
-from ..outbox import Outgoing, deliver_after_commit, outgoing, queue
+from ..outbox import Outgoing, carried_marks, deliver_after_commit, outgoing, queue
 from . import events, passwords
 
 T = TypeVar("T")
@@ -120,11 +121,12 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
     while True:
         unit = Unit(None, settings, now, mail)  # type: ignore[arg-type]
         try:
-            with transaction(engine, optimistic=optimistic) as session:
+            with carried_marks(engine) as marks, transaction(engine, optimistic=optimistic) as session:
                 unit.session = session
                 result = work(unit)
                 begin_writing(session, versioned=(Board,))
                 queue(session, unit.outbox, now)
+                marks.write(session)  # this process's delivered mails marked sent: no transaction of their own
                 session.flush()
                 versions = unit.versions()
                 if versions and engine.dialect.name == "postgresql":
