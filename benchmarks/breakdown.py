@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pbm import db, migrate  # noqa: E402
-from pbm import outbox as outbox_module  # noqa: E402
+from pbm import courier  # noqa: E402
 from pbm.games import get_game  # noqa: E402
 from pbm.web import create_app  # noqa: E402
 from run import mail, scratch_dir  # noqa: E402  (the throughput benchmark beside this file)
@@ -144,7 +144,7 @@ def make_app(tmp: str, database_url: str | None):
     are carried by the next move's commit, as in a server."""
     from pbm.service import unit
 
-    unit.deliver_after_commit = outbox_module._send_committed
+    unit.deliver_after_commit = courier._send_committed
     url = database_url or f"sqlite:///{tmp}/breakdown.sqlite3"
     migrate.upgrade(url)
     return create_app({"database_url": url, "instance_path": tmp, "maildir": f"{tmp}/outbox",
@@ -243,7 +243,7 @@ def breakdown(database_url: str | None, moves: int) -> None:
         total = time.perf_counter() - start
         calls = pstats.Stats(profile).total_calls
         written = sum(f.stat().st_size for f in outbox.rglob("*") if f.is_file())
-        assert outbox_module.wait_for_deliveries(30)  # the last marks "sent", which no commit carried
+        assert courier.wait_for_deliveries(30)  # the last marks "sent", which no commit carried
         app.extensions["pbm"].engine.dispose()
     backend = "postgresql" if database_url else "sqlite"
     print(f"Where a reply move's time goes ({backend}, {played} Great Kingdom 9x9 moves in one thread, "
@@ -305,7 +305,7 @@ def flat_cost(database_url: str | None, repeat: int) -> None:
                     action(mark)
                     seconds[mark].append(time.process_time() - start)
             figures[name] = {mark: (statistics.median(seconds[mark]), calls(lambda: action(mark))) for mark in marks}
-        assert outbox_module.wait_for_deliveries(30)  # the last marks "sent", which no commit carried
+        assert courier.wait_for_deliveries(30)  # the last marks "sent", which no commit carried
         app.extensions["pbm"].engine.dispose()
     print(f"Flat cost, 19x19 Go, in-process: median CPU time of {repeat}, measured alternately on a board at "
           "move 10 and one at move 300, and Python function calls (a reply move: the move and the other "

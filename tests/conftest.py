@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from pbm import create_app
 from pbm.db import make_engine
 from pbm.migrate import upgrade
-from pbm.outbox import wait_for_deliveries
+from pbm.courier import wait_for_deliveries
 
 POSTGRES_ADMIN_URL = os.environ.get("PBM_TEST_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")

@@ -6,7 +6,6 @@ import logging
 import mailbox
 import threading
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -16,7 +15,8 @@ from sqlmodel import select
 from pbm.db import reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, utcnow
-from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue, wait_for_deliveries
+from pbm.courier import wait_for_deliveries
+from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue
 
 from .conftest import free_port, make_mail, wait_until
 
@@ -162,7 +162,7 @@ def held_maildir(monkeypatch):
     from pbm.mail.transport import MaildirTransport
 
     release, entered, marked = threading.Event(), threading.Event(), []
-    add, write_marks = MaildirTransport.send, outbox_module._write_marks
+    add, write_marks = MaildirTransport.send, outbox_module.write_marks
 
     def held_send(self, sender, recipient, raw):
         entered.set()
@@ -175,7 +175,7 @@ def held_maildir(monkeypatch):
         write_marks(connection, marks, now)
 
     monkeypatch.setattr(MaildirTransport, "send", held_send)
-    monkeypatch.setattr(outbox_module, "_write_marks", counted_marks)
+    monkeypatch.setattr(outbox_module, "write_marks", counted_marks)
     release.marked, release.entered = marked, entered
     yield release
     release.set()
@@ -215,12 +215,12 @@ def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board
     """While the delivery thread is busy, the mails of further commits wait and then
     go as one batch; each answer comes once its own mails are delivered. No commit
     follows to carry their marks "sent", so all six are written at once, together."""
-    from pbm import outbox as outbox_module
+    from pbm import courier
 
     first = answer_in_thread(server, make_mail(BOB, "greatkingdom show 101"))
     assert held_maildir.entered.wait(30)  # the first answer is being delivered
     others = [answer_in_thread(server, make_mail(BOB, "greatkingdom show 101")) for _ in range(5)]
-    wait_until(lambda: len(outbox_module._courier._waiting) == 5, "the five commits to hand their mails over")
+    wait_until(lambda: len(courier._courier._waiting) == 5, "the five commits to hand their mails over")
     held_maildir.set()
     for thread, results in (first, *others):
         thread.join(30)
@@ -233,12 +233,12 @@ def test_the_next_commit_carries_the_marks_of_mails_delivered_before_it(server, 
     """Group commit: a delivered Maildir batch is marked sent in the transaction of the
     next unit of work (no write transaction of its own); the delivery thread writes
     the marks alone only when no commit comes, or when someone waits for them."""
-    from pbm import outbox as outbox_module
+    from pbm import courier
 
     alone = []
-    mark_alone = outbox_module._mark_alone
-    monkeypatch.setattr(outbox_module, "MARK_WAIT_SECONDS", 60.0)  # no commit comes soon enough: not here
-    monkeypatch.setattr(outbox_module, "_mark_alone", lambda engine, marks, since: (
+    mark_alone = courier._mark_alone
+    monkeypatch.setattr(courier, "MARK_WAIT_SECONDS", 60.0)  # no commit comes soon enough: not here
+    monkeypatch.setattr(courier, "_mark_alone", lambda engine, marks, since: (
         alone.append(len(marks)), mark_alone(engine, marks, since)))
 
     def statuses() -> dict[int, str]:
@@ -264,13 +264,13 @@ def test_the_next_commit_carries_the_marks_of_mails_delivered_before_it(server, 
 def test_marks_carried_by_a_unit_that_fails_wait_for_the_next(server, outbox, board, monkeypatch):
     """A unit that wrote the delivered mails' marks and then failed before its commit
     gives them back: a later transaction writes them, and no mail stays unmarked."""
-    from pbm import outbox as outbox_module
+    from pbm import courier
     from pbm.service import unit as unit_module
 
     alone = []
-    mark_alone = outbox_module._mark_alone
-    monkeypatch.setattr(outbox_module, "MARK_WAIT_SECONDS", 60.0)
-    monkeypatch.setattr(outbox_module, "_mark_alone", lambda engine, marks, since: (
+    mark_alone = courier._mark_alone
+    monkeypatch.setattr(courier, "MARK_WAIT_SECONDS", 60.0)
+    monkeypatch.setattr(courier, "_mark_alone", lambda engine, marks, since: (
         alone.append(len(marks)), mark_alone(engine, marks, since)))
     with reading(server.engine) as s:
         challenge = set(s.exec(select(OutboxMail.id)))

@@ -22,8 +22,8 @@ from pbm.config import load_settings
 from pbm.db import make_engine, reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import OutboxMail, utcnow
-from pbm.outbox import (MAX_ATTEMPTS, backoff, deliver_after_commit, deliver_due, outgoing, queue,
-                        wait_for_deliveries)
+from pbm.courier import deliver_after_commit, wait_for_deliveries
+from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue
 
 from .conftest import free_port, make_mail
 from .test_transport import RecordingRelay

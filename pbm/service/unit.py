@@ -5,8 +5,8 @@
 the same board first (a version conflict) or PostgreSQL broke a deadlock by
 rolling it back (two mails locking two players' rows in opposite order),
 writes the mails the work queued to the outbox (and the marks "sent" of mails
-this process delivered since its last commit, ``outbox.carried_marks``), commits, and only then hands
-those mails to the process's delivery thread (``outbox.deliver_after_commit``:
+this process delivered since its last commit, ``courier.carried_marks``), commits, and only then hands
+those mails to the process's delivery thread (``courier.deliver_after_commit``:
 the caller answers without waiting for them) and publishes the boards it
 changed to live pages.
 
@@ -37,7 +37,8 @@ from ..db import NeedsLock, begin_writing, transaction, write
 from ..mail.inbound import InboundMail
 from ..mail.outbound import Composed
 from ..models import Board, utcnow
-from ..outbox import Outgoing, carried_marks, deliver_after_commit, outgoing, queue
+from ..courier import carried_marks, deliver_after_commit
+from ..outbox import Outgoing, outgoing, queue
 from . import events, passwords
 
 T = TypeVar("T")
