@@ -216,9 +216,9 @@ def carried_marks(engine: Engine) -> Iterator[_Carried]:
 
 
 def wait_for_deliveries(timeout: float) -> bool:
-    """Wait until the mails this process committed so far have been delivered (or
-    their attempt has failed and been recorded), at most ``timeout`` seconds;
-    returns whether they all were."""
+    """Wait until the mails this process committed so far have been delivered and
+    marked sent (or their attempt has failed and been recorded), at most ``timeout``
+    seconds; returns whether they all were."""
     return _courier.wait(timeout)
 
 
