@@ -18,15 +18,13 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Iterator
 
-from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from . import outbox
+from . import outbox  # looked up as outbox.<name> at each use, so a test may stand in for one
 from .config import Settings
-from .db import writing
 from .models import utcnow
-from .outbox import CLAIM_LEASE, Marks, Outgoing, send_claimed
+from .outbox import Marks, Outgoing
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +165,7 @@ def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing
 
 def _send_committed(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     try:
-        send_claimed(engine, settings, rows, utcnow(), keep_marks=_courier.add_marks)
+        outbox.send_claimed(engine, settings, rows, utcnow(), keep_marks=_courier.add_marks)
     except Exception:  # the database failed: the lease runs out and the sweep sends them
         log.exception("delivering outbox mails %s failed", [row.message_id for row in rows])
 
@@ -177,11 +175,7 @@ def _mark_alone(engine: Engine, marks: Marks, since: datetime) -> None:
     came to carry them). If it fails, the rows stay claimed until the lease ends and
     the sweep sends them again, as after a crash."""
     try:
-        with writing(engine) as connection:
-            if engine.dialect.name == "postgresql":
-                # Losing this mark in a crash only sends the mail again (at least once, same
-                # Message-ID), so it need not wait for the log flush, as the move's commit does.
-                connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        with outbox.marking(engine) as connection:
             outbox.write_marks(connection, marks, since)
     except Exception:
         log.exception("marking outbox mails %s sent failed", [message_id for message_id, _ in marks])
@@ -228,4 +222,4 @@ def _wait_at_exit() -> None:
     # before its mails went and leave them to the sweep after the lease.
     if not wait_for_deliveries(EXIT_WAIT_SECONDS):
         log.warning("exiting with mail deliveries still running; the sweep retries them "
-                    "after the %s lease", CLAIM_LEASE)
+                    "after the %s lease", outbox.CLAIM_LEASE)

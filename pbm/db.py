@@ -69,6 +69,8 @@ def make_engine(url: str) -> Engine:
     # rather than in SQLite's busy handler, which polls with sleeps of up to 100 ms.
     engine.pbm_writer_lock = threading.Lock()
     engine.pbm_database_file = database_file
+    lock_file = beside_database(engine, WRITER_LOCK_SUFFIX)  # every write opens it: its path made once
+    engine.pbm_writer_lock_file = None if lock_file is None else os.fspath(lock_file)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):
@@ -130,10 +132,7 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
     (nothing for an in-memory database or PostgreSQL). A lock file that cannot be
     opened (a read-only directory) is done without: SQLite's own lock still orders
     the writers, only more slowly, and refuses them when the database is read-only."""
-    path = engine.__dict__.get("pbm_writer_lock_file", False)
-    if path is False:  # worked out once per engine: every write passes here
-        beside = beside_database(engine, WRITER_LOCK_SUFFIX)
-        path = engine.pbm_writer_lock_file = None if beside is None else os.fspath(beside)
+    path = getattr(engine, "pbm_writer_lock_file", None)  # made with the engine (``make_engine``)
     descriptor = None
     if path is not None:
         try:  # opened afresh each time: a descriptor inherited through a fork would share the lock

@@ -24,10 +24,11 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from sqlalchemy import Select, and_, bindparam, insert, or_, text, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
 from .config import Settings
@@ -160,6 +161,18 @@ _MARK_SENT = update(OutboxMail).where(
                                            last_error=None)
 
 
+@contextmanager
+def marking(engine: Engine) -> Iterator[Connection]:
+    """A write transaction of its own for delivery results, on a plain connection (Core
+    statements: the ORM's bulk UPDATE costs more than the write)."""
+    with writing(engine) as connection:
+        if engine.dialect.name == "postgresql":
+            # Losing a mark in a crash only sends the mail again (at least once, same
+            # Message-ID), so it need not wait for the log flush, as the move's commit does.
+            connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        yield connection
+
+
 def write_marks(connection, marks: Marks, now: datetime) -> None:
     """Mark sent the mails ``marks`` names (Message-ID, claim), each only while that
     claim still holds its row, in the transaction of ``connection``."""
@@ -177,11 +190,7 @@ def _record(engine: Engine, results: list[tuple[Sendable, DeliveryError | None]]
     if not results:
         return
     failures = []
-    with writing(engine) as connection:  # Core statements: the ORM's bulk UPDATE costs more than the write
-        if engine.dialect.name == "postgresql":
-            # Losing this mark in a crash only sends the mail again (at least once, same
-            # Message-ID), so it need not wait for the log flush, as the move's commit does.
-            connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+    with marking(engine) as connection:
         write_marks(connection, [(row.message_id, row.claim) for row, error in results if error is None], now)
         for row, error in results:
             if error is None:

@@ -229,51 +229,54 @@ def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board
     assert held_maildir.marked == [6]
 
 
-def test_the_next_commit_carries_the_marks_of_mails_delivered_before_it(server, outbox, board, monkeypatch):
+@pytest.fixture
+def marks_alone(monkeypatch) -> list[int]:
+    """How many marks each transaction of the delivery thread's own wrote (no commit
+    carried them); a commit is never awaited for them here (``MARK_WAIT_SECONDS`` 60 s)."""
+    from pbm import courier
+
+    alone: list[int] = []
+    mark_alone = courier._mark_alone
+
+    def counted(engine, marks, since):
+        alone.append(len(marks))
+        mark_alone(engine, marks, since)
+
+    monkeypatch.setattr(courier, "MARK_WAIT_SECONDS", 60.0)
+    monkeypatch.setattr(courier, "_mark_alone", counted)
+    return alone
+
+
+def outbox_statuses(server, leaving: set[int] = frozenset()) -> dict[int, str]:
+    """Every outbox row's status by id, but those of ``leaving``."""
+    with reading(server.engine) as s:
+        return {row.id: row.status for row in s.exec(select(OutboxMail)) if row.id not in leaving}
+
+
+def test_the_next_commit_carries_the_marks_of_mails_delivered_before_it(server, outbox, board, marks_alone):
     """Group commit: a delivered Maildir batch is marked sent in the transaction of the
     next unit of work (no write transaction of its own); the delivery thread writes
     the marks alone only when no commit comes, or when someone waits for them."""
-    from pbm import courier
-
-    alone = []
-    mark_alone = courier._mark_alone
-    monkeypatch.setattr(courier, "MARK_WAIT_SECONDS", 60.0)  # no commit comes soon enough: not here
-    monkeypatch.setattr(courier, "_mark_alone", lambda engine, marks, since: (
-        alone.append(len(marks)), mark_alone(engine, marks, since)))
-
-    def statuses() -> dict[int, str]:
-        with reading(server.engine) as s:
-            return {row.id: row.status for row in s.exec(select(OutboxMail)) if row.id not in challenge}
-
-    challenge: dict[int, str] = {}
-    challenge = statuses()  # the challenge's mails, marked before this test's moves
+    challenge = set(outbox_statuses(server))  # the challenge's mails, marked before this test's moves
     assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
-    first = statuses()
+    first = outbox_statuses(server, challenge)
     assert list(first.values()) == ["sending", "sending"]  # delivered (the answer came), not marked yet
     assert server.handle_raw(make_mail(BOB, "greatkingdom move 101 bob bobpw C3")).status == "applied"
-    now = statuses()
+    now = outbox_statuses(server, challenge)
     assert [now[i] for i in first] == ["sent", "sent"]  # carried by bob's move
     assert [status for i, status in now.items() if i not in first] == ["sending", "sending"]
-    assert alone == []
+    assert marks_alone == []
     assert len(outbox.new()) == 4  # waits for the deliveries: the last marks are written alone
-    assert alone == [2]
-    with reading(server.engine) as s:
-        assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
+    assert marks_alone == [2]
+    assert set(outbox_statuses(server).values()) == {"sent"}
 
 
-def test_marks_carried_by_a_unit_that_fails_wait_for_the_next(server, outbox, board, monkeypatch):
+def test_marks_carried_by_a_unit_that_fails_wait_for_the_next(server, outbox, board, marks_alone, monkeypatch):
     """A unit that wrote the delivered mails' marks and then failed before its commit
     gives them back: a later transaction writes them, and no mail stays unmarked."""
-    from pbm import courier
     from pbm.service import unit as unit_module
 
-    alone = []
-    mark_alone = courier._mark_alone
-    monkeypatch.setattr(courier, "MARK_WAIT_SECONDS", 60.0)
-    monkeypatch.setattr(courier, "_mark_alone", lambda engine, marks, since: (
-        alone.append(len(marks)), mark_alone(engine, marks, since)))
-    with reading(server.engine) as s:
-        challenge = set(s.exec(select(OutboxMail.id)))
+    challenge = set(outbox_statuses(server))
     assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
 
     def fail_after_the_marks(self):
@@ -281,13 +284,11 @@ def test_marks_carried_by_a_unit_that_fails_wait_for_the_next(server, outbox, bo
 
     monkeypatch.setattr(unit_module.Unit, "versions", fail_after_the_marks)
     assert server.handle_raw(make_mail(BOB, "greatkingdom move 101 bob bobpw C3")).status == "retry"
-    with reading(server.engine) as s:
-        assert [row.status for row in s.exec(select(OutboxMail)) if row.id not in challenge] == ["sending"] * 2
-    assert alone == []
+    assert list(outbox_statuses(server, challenge).values()) == ["sending"] * 2
+    assert marks_alone == []
     assert len(outbox.new()) == 2  # alice's move's mails; bob's move rolled back
-    assert alone == [2]
-    with reading(server.engine) as s:
-        assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
+    assert marks_alone == [2]
+    assert set(outbox_statuses(server).values()) == {"sent"}
 
 
 def test_auto_replies_are_recorded_and_never_answered(server, outbox, board):
