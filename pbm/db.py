@@ -347,6 +347,14 @@ def reading(engine: Engine) -> Iterator[Session]:
         yield session
 
 
+@contextmanager
+def reading_rows(engine: Engine) -> Iterator[Connection]:
+    """A read-only transaction on a plain connection, for Core statements that read
+    plain rows (no session to set up and tear down): as ``reading`` begins it."""
+    with _with_options(engine, READ_ONLY).connect() as connection:
+        yield connection
+
+
 def probe_write(engine: Engine) -> None:
     """Raise the database's error when it would refuse a write (a read-only SQLite file
     or connection, PostgreSQL's ``default_transaction_read_only``, a role without

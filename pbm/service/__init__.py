@@ -14,12 +14,12 @@ import logging
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import insert
+from sqlalchemy import bindparam, insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import delete, select
 
 from ..config import Settings
-from ..db import make_engine, reading
+from ..db import make_engine, reading, reading_rows
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..command_passwords import redact
 from ..models import InboundMessage, UsedToken, utcnow
@@ -28,7 +28,10 @@ from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
 log = logging.getLogger(__name__)
-_RECORD_MAIL = insert(InboundMessage)  # built once: it runs for every mail
+# Built once: they run for every mail (a statement made per call costs more Python than its round trip).
+_RECORD_MAIL = insert(InboundMessage)
+_SEEN = select(InboundMessage.id).where(InboundMessage.sender == bindparam("sender"),
+                                        InboundMessage.message_id == bindparam("message_id"))
 
 __all__ = ["Service", "Result", "Status", "PlayerError"]
 
@@ -57,12 +60,11 @@ class Service:
         return Result(Status.RETRY, error="The server is busy; try again later.")
 
     @staticmethod
-    def _seen(session, mail: InboundMail) -> bool:
+    def _seen(connection, mail: InboundMail) -> bool:
         """Whether this sender's mail with this Message-ID was handled before (a Message-ID
         is the sender's own: another sender's mail with it is no repeat of this one)."""
-        return session.exec(select(InboundMessage.id).where(
-            InboundMessage.sender == mail.sender[:320],
-            InboundMessage.message_id == mail.message_id)).first() is not None
+        return connection.execute(_SEEN, {"sender": mail.sender[:320],
+                                          "message_id": mail.message_id}).first() is not None
 
     def handle(self, mail: InboundMail, now: datetime | None = None) -> Result:
         """Answer one parsed mail in one unit of work; a Message-ID its sender sent before is a duplicate."""
@@ -76,10 +78,10 @@ class Service:
         checked, pairs = {}, request.credentials if request is not None else set()
         if pairs:
             at = now or utcnow()
-            with reading(self.engine) as session:
-                if self._seen(session, mail):
+            with reading_rows(self.engine) as connection:
+                if self._seen(connection, mail):
                     return Result(Status.DUPLICATE)
-                stored = passwords.look_up(session, pairs, mail.sender, at)
+                stored = passwords.look_up(connection, pairs, mail.sender, at)
             checked = passwords.precheck(self.engine, pairs, mail.sender, at, stored)
         new_hashes = passwords.hashed_beforehand(request.commands if request else ())
 
@@ -105,8 +107,8 @@ class Service:
             try:
                 return run(self.engine, self.settings, work, now=now, mail=mail, optimistic=True)
             except IntegrityError:
-                with reading(self.engine) as session:
-                    if self._seen(session, mail):
+                with reading_rows(self.engine) as connection:
+                    if self._seen(connection, mail):
                         return Result(Status.DUPLICATE)
                 if not again:
                     raise

@@ -8,6 +8,7 @@ import re
 import secrets
 from datetime import timedelta
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, delete, func, or_, select
 
 from .. import i18n
@@ -53,8 +54,11 @@ def reserved(userid: str) -> bool:
     return userid in RESERVED_USERIDS or userid in seat_names() or userid.startswith(GUEST_PREFIX)
 
 
+_BY_USERID = select(Player).where(Player.userid == bindparam("userid"))  # built once: every password mail reads it
+
+
 def by_userid(session: Session, userid: str) -> Player | None:
-    return session.exec(select(Player).where(Player.userid == userid.lower())).first()
+    return session.exec(_BY_USERID, params={"userid": userid.lower()}).first()
 
 
 def by_address(session: Session, address: str) -> Player | None:
@@ -85,16 +89,19 @@ def lock(unit: Unit, player: Player) -> Player:
                              .execution_options(populate_existing=True)).one()
 
 
-def authenticate(unit: Unit, userid: str, password: str, usage: str, *, changing: bool = False) -> Player:
+def authenticate(unit: Unit, userid: str, password: str, usage: str, *, changing: bool = False,
+                 among: tuple[Player, ...] = ()) -> Player:
     """The player whose password this is; PlayerError otherwise. Uses the verdict
     checked before the transaction (``passwords.precheck``) when the hash is unchanged.
     ``changing``: the command changes the account (its vacation, subscriptions,
     addresses...), so its row is locked (``lock``): two such mails at once take turns
-    instead of both passing a check ("one vacation at a time") made before either wrote."""
+    instead of both passing a check ("one vacation at a time") made before either wrote.
+    ``among``: players read in this transaction already (a board's), looked at before
+    the database."""
     verdict = unit.passwords.get((userid, password))
     if verdict is not None and verdict.refusal:
         raise PlayerError(verdict.refusal, usage)
-    player = by_userid(unit.session, userid)
+    player = next((p for p in among if p.userid == userid.lower()), None) or by_userid(unit.session, userid)
     if player is None:
         raise PlayerError(lazy_gettext("There is no player called %(userid)s; sign up first with: "
                                        "signup %(userid)s <password>", userid=userid), usage)

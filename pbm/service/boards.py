@@ -70,12 +70,26 @@ def new_board(unit: Unit, game: Game, options: dict, seats: tuple[Player, Player
     return board
 
 
+# Built once: a statement made per call costs more Python than its round trip. The
+# board's players come in the same statement (every use of a board shows or mails
+# them); only the board row is locked.
+_SEAT0, _SEAT1 = aliased(Player), aliased(Player)
+_WITH_PLAYERS = (select(Board, _SEAT0, _SEAT1).join(_SEAT0, _SEAT0.id == Board.seat0_id)
+                 .join(_SEAT1, _SEAT1.id == Board.seat1_id))
+_BY_ID_LOCKED = _WITH_PLAYERS.where(Board.id == bindparam("board")).with_for_update(of=Board)
+_BY_TOKEN = _WITH_PLAYERS.where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token")))
+_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update(of=Board)
+
+
 def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
-    """The board, locked for this transaction; PlayerError when there is none or it
+    """The board, locked for this transaction, read with its two players (which the
+    unit keeps, so ``load_players`` finds them); PlayerError when there is none or it
     is another game's. Errors from here on name this board."""
-    board = unit.session.exec(select(Board).where(Board.id == board_id).with_for_update()).first()
-    if board is None:
+    row = unit.session.exec(_BY_ID_LOCKED, params={"board": board_id}).first()
+    if row is None:
         raise PlayerError(lazy_gettext("There is no board %(board)s.", board=board_id), "<game> games")
+    board, *players = row
+    unit.held.extend(players)
     unit.board = board
     if game_name and game_name != board.game:
         raise another_game(board, game_name)
@@ -87,16 +101,6 @@ def another_game(board: Board, game_name: str) -> PlayerError:
     return PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,
                                     game=get_game(board.game).title, named=get_game(game_name).title),
                        lazy_gettext('the same command beginning with "%(name)s"', name=board.game))
-
-
-# Built once: a statement made per call costs more Python than its round trip. The
-# board's players come in the same statement (every use of a token shows or mails
-# them); only the board row is locked.
-_SEAT0, _SEAT1 = aliased(Player), aliased(Player)
-_BY_TOKEN = (select(Board, _SEAT0, _SEAT1).join(_SEAT0, _SEAT0.id == Board.seat0_id)
-             .join(_SEAT1, _SEAT1.id == Board.seat1_id)
-             .where(or_(Board.token0 == bindparam("token"), Board.token1 == bindparam("token"))))
-_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update(of=Board)
 
 
 def by_token(session: Session, token: str, *, lock: bool = True,

@@ -13,6 +13,7 @@ from typing import Callable
 from sqlalchemy import func
 from sqlmodel import select
 
+from ..boardview import load_players
 from ..commands import Command
 from ..usage import USAGE
 from ..gamewords import lazy_sentence
@@ -107,7 +108,8 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
 
 def move(unit: Unit, command: Command, comment: str) -> None:
     board = boards.lock(unit, command.board, command.game)
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE["move"])
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE["move"],
+                                   among=load_players(unit.session, board))
     seat = board.seat_of(player.id)
     if seat is None:
         raise PlayerError(lazy_gettext("%(userid)s is not a player on board %(board)s.", userid=player.userid,

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_
+from sqlalchemy import bindparam, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -82,15 +82,22 @@ class Stored:
     by_account: dict[str, list[datetime]]  # userid -> when its wrong passwords within the window came
 
 
-def look_up(session, pairs: set[tuple[str, str]], sender: str, now: datetime) -> Stored:
+# Built once: every mail with a password reads them.
+_HASHES = select(Player.userid, Player.password_hash).where(Player.userid.in_(bindparam("userids", expanding=True)))
+_FAILURES = select(PasswordFailure.userid, PasswordFailure.sender, PasswordFailure.at).where(
+    PasswordFailure.at > bindparam("since"),
+    or_(PasswordFailure.sender == bindparam("sender"),
+        PasswordFailure.userid.in_(bindparam("userids", expanding=True)))).order_by(PasswordFailure.at)
+
+
+def look_up(connection, pairs: set[tuple[str, str]], sender: str, now: datetime) -> Stored:
     """The stored hashes of the accounts ``pairs`` name and the recent wrong guesses
-    from ``sender`` or for those accounts (few rows: guessing is locked past the limits)."""
-    userids = {userid for userid, _ in pairs}
-    hashes = dict(session.exec(select(Player.userid, Player.password_hash).where(Player.userid.in_(userids))).all())
-    failures = session.exec(select(PasswordFailure.userid, PasswordFailure.sender, PasswordFailure.at).where(
-        PasswordFailure.at > now - WINDOW,
-        or_(PasswordFailure.sender == sender, PasswordFailure.userid.in_(set(hashes))))
-        .order_by(PasswordFailure.at)).all()
+    from ``sender`` or for those accounts (few rows: guessing is locked past the
+    limits), read on ``connection`` as plain rows."""
+    userids = sorted({userid for userid, _ in pairs})
+    hashes = dict(connection.execute(_HASHES, {"userids": userids}).all())
+    failures = connection.execute(_FAILURES, {"since": now - WINDOW, "sender": sender,
+                                              "userids": sorted(hashes)}).all()
     by_account: dict[str, list[datetime]] = {}
     for userid, _, at in failures:
         if userid in hashes:
