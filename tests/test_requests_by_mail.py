@@ -7,7 +7,6 @@ from datetime import timedelta
 
 from sqlmodel import select
 
-from pbm.movelog import log_entries, replay
 from pbm.db import reading
 from pbm.games import get_game
 from pbm.models import Board, MoveRecord

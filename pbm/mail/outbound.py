@@ -103,12 +103,20 @@ def wrap(text: str, width: int = MAX_LINE) -> str:
         if len(line) <= width:
             out.append(line)
         else:
-            stripped = line.lstrip()
-            # a quote (">") or a history's comment ("|") goes on marked as it began
-            prefix = line[:len(line) - len(stripped)] + (stripped[0] + " " if stripped[:1] in (">", "|") else "")
-            out.extend(textwrap.wrap(line, width, subsequent_indent=prefix,
-                                     break_long_words=True, break_on_hyphens=False) or [""])
+            out.extend(_wrapped(line, width))
     return "\n".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped(line: str, width: int) -> tuple[str, ...]:
+    """One long line wrapped; remembered, since the mails of one change (the two
+    players', the watchers') share their long lines (a game's status line). At
+    most 256 lines, of a few thousand characters at most (a comment's)."""
+    stripped = line.lstrip()
+    # a quote (">") or a history's comment ("|") goes on marked as it began
+    prefix = line[:len(line) - len(stripped)] + (stripped[0] + " " if stripped[:1] in (">", "|") else "")
+    return tuple(textwrap.wrap(line, width, subsequent_indent=prefix,
+                               break_long_words=True, break_on_hyphens=False) or [""])
 
 
 def quote(text: str, limit: int = 60) -> str:
