@@ -1,8 +1,10 @@
 """Reading real-world mail: MIME structures, encodings, auto-replies, reply tags."""
 
+import random
 from email.message import EmailMessage
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
+from email.utils import getaddresses, parseaddr
 
 import pytest
 
@@ -12,6 +14,7 @@ from pbm.mail.inbound import (
     MalformedMail,
     find_reply_tag,
     parse_mail,
+    plain_address,
 )
 from pbm.mail.htmltext import html_to_text
 from pbm.mail.replies import split_command, visible_reply
@@ -126,6 +129,50 @@ def test_reply_tag_is_found_in_any_recipient():
     recipients = ["someone@else.test", "pbm+101.abc123@pbm.test"]
     assert find_reply_tag(recipients, "pbm") == (101, "abc123")
     assert find_reply_tag(["pbm@pbm.test"], "pbm") is None
+
+
+@pytest.mark.parametrize("value, address", [
+    ("pa@bench.test", "pa@bench.test"),
+    ("pbm+101.abc123@pbm.test", "pbm+101.abc123@pbm.test"),
+    ("Alice Smith <Alice.Smith@example.org>", "Alice.Smith@example.org"),
+    ("<bob@example.org>", "bob@example.org"),
+    ("  carol_1-x <c@mail.example-host.org>  ", "c@mail.example-host.org"),
+])
+def test_a_plain_address_is_read_without_the_general_parser(value, address):
+    assert plain_address(value) == address
+    assert parseaddr(value)[1] == address
+
+
+@pytest.mark.parametrize("value", [
+    '"Smith, Alice" <alice@example.org>', "alice@example.org (Alice)", "a@b, c@d", "J. Smith <j@example.org>",
+    "=?utf-8?q?J=C3=B6rg?= <j@example.org>", "a..b@example.org", "<a@b", "a@b>", "a@@b", "", "alice",
+    "Alice <alice@example.org> <eve@example.org>", "a@[127.0.0.1]",
+])
+def test_anything_else_goes_to_the_general_parser(value):
+    assert plain_address(value) is None
+
+
+def test_the_plain_reading_agrees_with_the_general_parser():
+    """Plain values with random changes made of the characters that change how RFC
+    5322 reads them: wherever the plain pattern reads one, the stdlib's parser
+    reads the same."""
+    rng = random.Random(5)
+    specials = list(" .@<>\"(),;:\\[]=?'_-+!#%") + ["=?utf-8?q?x?="]
+    word = lambda: "".join(rng.choice("aZ0_-+.") for _ in range(rng.randint(1, 4)))  # noqa: E731
+    read = 0
+    for _ in range(20_000):
+        address = f"{word()}@{word()}.{word()}"
+        value = address if rng.random() < 0.4 else f"{rng.choice(['', word(), word() + ' ' + word()])} <{address}>"
+        for _ in range(rng.randint(0, 2)):  # insert, replace or delete one character
+            at, change = rng.randrange(len(value) + 1), rng.random()
+            value = (value[:at] + rng.choice(specials) + value[at + (change < 0.3):] if change < 0.7
+                     else value[:at] + value[at + 1:])
+        found = plain_address(value)
+        if found is not None:
+            read += 1
+            assert parseaddr(value)[1] == found, value
+            assert [addr for _, addr in getaddresses([value])] == [found], value
+    assert read > 2000  # the comparison covered many plain values
 
 
 def test_html_to_text_keeps_lines():

@@ -122,9 +122,27 @@ def _header(message: Message, name: str, limit: int) -> tuple[str, bool]:
     return text[:limit], cut or len(text) > limit
 
 
+# One plain address, bare or in angle brackets after a plain name: what nearly every
+# mail program writes. Read by this pattern, it gives what the stdlib's general
+# parser gives (``tests/test_mail_inbound.py`` compares the two) for about a tenth of
+# its Python calls (a hundred an address); anything else goes to that parser.
+_DOT_ATOM = r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*"
+_PLAIN_ADDRESS = re.compile(rf"(?P<bare>{_DOT_ATOM}@{_DOT_ATOM})|[A-Za-z0-9_ -]*<(?P<angled>{_DOT_ATOM}@{_DOT_ATOM})>")
+
+
+def plain_address(value: str) -> str | None:
+    """The address of a header value that is one plain address (``a@b.c``,
+    ``Name <a@b.c>``), or None for any other value."""
+    match = _PLAIN_ADDRESS.fullmatch(value.strip())
+    return None if match is None else match["bare"] or match["angled"]
+
+
 def _addresses(values: list[str]) -> list[str]:
     """The addresses in header values (the first MAX_ADDRESS_LIST characters), lower case."""
     text = " ".join(", ".join(values)[:MAX_ADDRESS_LIST].split())
+    plain = [plain_address(piece) for piece in text.split(",")]
+    if all(plain):
+        return [_clean(addr).lower() for addr in plain]
     try:
         pairs = getaddresses([text])
     except RecursionError:  # comments nested thousands deep
@@ -223,7 +241,7 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     sender = ""
     try:
         from_value = " ".join(str(message.get("From", ""))[:MAX_ADDRESS_LIST].split())
-        sender = _clean(parseaddr(from_value)[1]).strip().lower()
+        sender = _clean(plain_address(from_value) or parseaddr(from_value)[1]).strip().lower()
     except RecursionError:
         pass
     if not sender or "@" not in sender:
