@@ -3,8 +3,9 @@ page, the scheduler) calls one of these few methods, each of which runs its work
 through the one unit of work (``unit.run``).
 
 Module map: ``inbound`` reads a mail into command lines; ``handlers`` is the
-table of commands; ``accounts`` (with ``addresses``), ``boards`` (the only writer of the move log;
-``rounds`` starts new rounds), ``queries`` (read-only), ``deadlines``; ``letters`` + ``templates/`` write every
+table of commands; ``accounts`` (with ``addresses`` and ``account_addresses``),
+``boards`` (the only writer of the move log; ``rounds`` starts new rounds),
+``queries`` (read-only), ``deadlines``; ``letters`` + ``templates/`` write every
 mail; ``errors`` maps what went wrong to each door's answer.
 """
 

@@ -1,5 +1,6 @@
-"""Accounts: signup, passwords, addresses (the primary one and those added),
-signing off, and players invited by a challenge."""
+"""Accounts: signup, passwords, the language, signing off, and players invited by a
+challenge; finding a player by userid or address, and the confirmation mails that a
+reply from an address answers (``account_addresses`` carries them out)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ USERID = re.compile(r"^[a-z][a-z0-9_.-]{1,19}$")
 CONFIRM_DAYS = 7  # a confirmation mail may be answered this long
 CONFIRM_BOARD = 0  # reply tags pbm+0.<token>@ are confirmations, not boards
 DISOWN = "disown"  # a Confirmation that a reply to the welcome mail answers ("not me")
-MAX_ADDED = 5  # addresses an account may have besides its primary one
 MAX_CONFIRMATIONS_A_DAY = 3  # confirmation mails one address gets in 24 hours, whoever asks
 
 # The words after "<Game> Board <n>" in subjects other than a board mail's, whose word
@@ -143,13 +143,13 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
     address = player_address(unit.settings, command.args[0]) if command.args else unit.mail.sender
-    _address_is_free(unit, address, None)
+    address_is_free(unit, address, None)
     password_hash = unit.new_password_hash(command.password)
     if address == unit.mail.sender:
-        _make_account(unit, userid, address, password_hash)
+        make_account(unit, userid, address, password_hash)
         passwords.remember(userid, command.password, password_hash)
     else:
-        _ask_confirmation(unit, "signup", address, userid=userid, password_hash=password_hash)
+        ask_confirmation(unit, "signup", address, userid=userid, password_hash=password_hash)
 
 
 def change_password(unit: Unit, command: Command, comment: str) -> None:
@@ -172,50 +172,7 @@ def set_language(unit: Unit, command: Command, comment: str) -> None:
     letters.send(unit, player.email, "language_changed", userid=player.userid)
 
 
-def change_address(unit: Unit, command: Command, comment: str) -> None:
-    """Move an account to another address once a reply from it confirms, even when
-    the mail says it comes from there (a From proves nothing: one forged mail would
-    bind a stranger's address to an account)."""
-    player = authenticate(unit, command.userid, command.password, USAGE["change"], changing=True)
-    address = player_address(unit.settings, command.args[0])
-    _address_is_free(unit, address, player)
-    if address == player.email:
-        _move_account(unit, player, address)
-    else:
-        _ask_confirmation(unit, "address", address, player.language, userid=player.userid, player_id=player.id)
-
-
-def confirm(unit: Unit, token: str, line: str) -> None:
-    """A reply to a confirmation mail (``line``: its first line): do what it confirms,
-    if it comes from that address; a reply to a welcome mail disowns (``_disown``)."""
-    pending = unit.session.exec(select(Confirmation).where(Confirmation.token == token)).first()
-    if pending is None or pending.expires_at < unit.now:
-        raise PlayerError(lazy_gettext("This confirmation is unknown or has expired; send the command again."),
-                          "help")
-    if pending.address != unit.mail.sender:
-        raise PlayerError(lazy_gettext("This confirmation is for %(address)s; only a reply from that address "
-                                       "confirms it.", address=pending.address), "help")
-    if pending.action == DISOWN:
-        _disown(unit, pending, line)
-        return
-    unit.session.delete(pending)
-    if pending.action == "add":
-        player = unit.session.get(Player, pending.player_id)
-        _check_can_add(unit, player, pending.address)
-        _add_address(unit, player, pending.address)
-    elif pending.action == "signup":
-        if by_userid(unit.session, pending.userid):
-            raise PlayerError(lazy_gettext("The userid %(userid)s was taken meanwhile; sign up with another.",
-                                           userid=pending.userid), USAGE["signup"])
-        _address_is_free(unit, pending.address, None)
-        _make_account(unit, pending.userid, pending.address, pending.password_hash)
-    else:
-        player = unit.session.get(Player, pending.player_id)
-        _address_is_free(unit, pending.address, player)
-        _move_account(unit, player, pending.address)
-
-
-def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
+def address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
     """Refuse an address that another full account holds, as its primary or an added
     address (an invited one may be claimed). Only where the refusal reaches that
     address itself: a mail from it, or its reply to a confirmation. Anyone else
@@ -229,11 +186,11 @@ def _address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
                                        userid=other.userid), USAGE["change"])
 
 
-def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
+def make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
     """Make the account (or let an invited player claim the one a challenge made,
     with its games) and welcome the address. A From can be forged: the welcome's
     reply address lets the address's owner disown an account they did not make
-    (``disown``)."""
+    (``account_addresses.confirm``)."""
     existing = by_address(unit.session, address)
     if existing:  # an invited player claims the account the challenge made, with its games
         existing.userid, existing.invited, existing.password_hash = userid, False, password_hash
@@ -246,34 +203,7 @@ def _make_account(unit: Unit, userid: str, address: str, password_hash: str) -> 
                  reply_to=reply_address(unit.settings, CONFIRM_BOARD, disowning.token))
 
 
-def _disown(unit: Unit, pending: Confirmation, line: str) -> None:
-    """A reply to a welcome mail: with "not me" on its first line, the account made
-    with this address loses its password and becomes an invited seat again, its
-    games kept, so whoever forged the signup can no longer use it and the address's
-    owner can sign up and take it."""
-    if " ".join(line.lower().strip(" .!").split()) != "not me":
-        raise PlayerError(lazy_gettext("A reply to the welcome mail only disowns an account: to do that, write "
-                                       "\"not me\" on its first line. Send commands to the server's address."),
-                          "help")
-    unit.session.delete(pending)
-    player = by_userid(unit.session, pending.userid)
-    if player is None or player.email != pending.address or player.invited:
-        raise PlayerError(lazy_gettext("The account %(userid)s no longer uses %(address)s; there is nothing to "
-                                       "disown.", userid=pending.userid, address=pending.address), "help")
-    player.password_hash, player.invited = None, True
-    unit.session.execute(delete(Confirmation).where(Confirmation.player_id == player.id))
-    letters.send(unit, pending.address, "disowned", userid=player.userid, address=pending.address)
-
-
-def _move_account(unit: Unit, player: Player, address: str) -> None:
-    unit.session.execute(delete(PlayerAddress).where(PlayerAddress.email == address))  # added, now primary
-    old, player.email = player.email, address
-    for to in dict.fromkeys((old, address)):  # both told, in the account's language; once when unchanged
-        letters.send(unit, to, "address_changed", userid=player.userid, new=address, old=old,
-                     language=player.language)
-
-
-def _ask_confirmation(unit: Unit, action: str, address: str, language: str | None = None, **pending) -> None:
+def ask_confirmation(unit: Unit, action: str, address: str, language: str | None = None, **pending) -> None:
     """Mail ``address`` a confirmation of ``action`` and tell the sender (unless the
     sender is ``address``: the confirmation says it all); for an account's own
     address (``add``, ``change address``) both in the account's ``language``, not in
@@ -297,36 +227,6 @@ def _ask_confirmation(unit: Unit, action: str, address: str, language: str | Non
     if unit.mail.sender != address:
         letters.send(unit, unit.mail.sender, "confirm_sent", action=action, address=address,
                      userid=pending["userid"], days=CONFIRM_DAYS, language=language)
-
-
-def add_address(unit: Unit, command: Command, comment: str) -> None:
-    """Another address for the account, once a reply from it confirms (even when the
-    mail says it comes from there, see ``change_address``). Board mails still go to
-    the primary one."""
-    player = authenticate(unit, command.userid, command.password, USAGE["add"], changing=True)
-    address = player_address(unit.settings, command.args[0])
-    _check_can_add(unit, player, address)
-    _ask_confirmation(unit, "add", address, player.language, userid=player.userid, player_id=player.id)
-
-
-def _check_can_add(unit: Unit, player: Player, address: str) -> None:
-    if player.closed_at is not None:
-        raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff).", userid=player.userid),
-                          USAGE["add"])
-    if address in addresses(unit.session, player):
-        raise PlayerError(lazy_gettext("%(address)s is already an address of %(userid)s.", address=address,
-                                       userid=player.userid), USAGE["add"])
-    _address_is_free(unit, address, player)
-    if len(addresses(unit.session, player)) > MAX_ADDED:
-        raise PlayerError(lazy_gettext("%(userid)s has %(count)s added addresses, the most allowed.",
-                                       userid=player.userid, count=MAX_ADDED), USAGE["add"])
-
-
-def _add_address(unit: Unit, player: Player, address: str) -> None:
-    unit.session.add(PlayerAddress(player_id=player.id, email=address, created_at=unit.now))
-    for to in (player.email, address):  # both in the account's language
-        letters.send(unit, to, "address_added", userid=player.userid, primary=player.email, added=address,
-                     language=player.language)
 
 
 def signoff(unit: Unit, command: Command, comment: str) -> None:

@@ -20,7 +20,7 @@ from ..gamewords import lazy_sentence
 from ..games import REGISTRY, OptionError, get_game
 from ..i18n import LazyText, lazy_gettext, ngettext
 from ..models import Board, ChallengePolicy, Player
-from . import accounts, boards, computer, letters, queries, ratings, requests, social
+from . import account_addresses, accounts, boards, computer, letters, queries, ratings, requests, social
 from .errors import PlayerError
 from .unit import Unit
 
@@ -183,7 +183,7 @@ HANDLERS: dict[str, Handler] = {
     "help": help_,
     "signup": accounts.signup,
     "change_password": accounts.change_password,
-    "change_address": accounts.change_address,
+    "change_address": account_addresses.change_address,
     "challenge": challenge,
     "move": move,
     "show": queries.show,
@@ -199,7 +199,7 @@ HANDLERS: dict[str, Handler] = {
     "chat": social.chat,
     "message": social.message,
     "vacation": social.vacation,
-    "add": accounts.add_address,
+    "add": account_addresses.add_address,
     "signoff": accounts.signoff,
     # ratings and challenge control
     "standings": standings,

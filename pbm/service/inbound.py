@@ -20,7 +20,7 @@ from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
 from ..usage import USAGE
-from . import accounts, boards, letters, movetext
+from . import account_addresses, accounts, boards, letters, movetext
 from .errors import PlayerError
 from .handlers import HANDLERS
 from .unit import Unit
@@ -174,7 +174,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     """A reply to a board mail: the player's move, or one of REPLY_COMMANDS about the board."""
     board_id, token = tag
     if board_id == accounts.CONFIRM_BOARD:
-        accounts.confirm(unit, token, line)
+        account_addresses.confirm(unit, token, line)
         return
     board, seat, players = boards.by_token(unit.session, token)
     if board is not None and board.id != board_id:  # a tag moved to another board's number by hand
