@@ -158,7 +158,10 @@ def test_the_plain_reading_agrees_with_the_general_parser():
     reads the same."""
     rng = random.Random(5)
     specials = list(" .@<>\"(),;:\\[]=?'_-+!#%") + ["=?utf-8?q?x?="]
-    word = lambda: "".join(rng.choice("aZ0_-+.") for _ in range(rng.randint(1, 4)))  # noqa: E731
+
+    def word() -> str:
+        return "".join(rng.choice("aZ0_-+.") for _ in range(rng.randint(1, 4)))
+
     read = 0
     for _ in range(20_000):
         address = f"{word()}@{word()}.{word()}"

@@ -159,12 +159,12 @@ def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Pla
     """The locked board, the sender's seat on it and its players; PlayerError unless the
     password is right, the sender plays there, and the board is still being played."""
     board = boards.lock(unit, command.board, command.game)
-    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb])
+    players = load_players(unit.session, board)
+    player = accounts.authenticate(unit, command.userid, command.password, USAGE[command.verb], among=players)
     seat = board.seat_of(player.id)
     if seat is None:
         raise PlayerError(lazy_gettext("%(userid)s is not a player on board %(board)s.", userid=player.userid,
                                        board=board.id))
-    players = load_players(unit.session, board)
     if board.status != "active":
         raise boards.finished(board, players)
     return board, seat, players

@@ -65,7 +65,7 @@ class Unit:
     seated: dict[int, tuple[int, int]] = field(default_factory=dict)  # changed board id -> its players
     aside: set[int] = field(default_factory=set)  # changed boards the command was not about (their pages refresh)
     board: Board | None = None  # the board the running command is about (errors name it)
-    held: list = field(default_factory=list)  # objects read ahead (a board's players): the session holds only what is referenced
+    held: list = field(default_factory=list)  # read ahead (a board's players): the session keeps only what is held
     passwords: dict = field(default_factory=dict)  # (userid, password) -> passwords.Verdict, checked beforehand
     new_hashes: dict = field(default_factory=dict)  # new password -> its hash, made beforehand
     answers: int = 0  # mails this unit queued to the sender of the mail it answers
