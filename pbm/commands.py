@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from babel.lists import format_list
 
 from . import i18n
-from .games import get_game, game_names
+from .games import as_typed, get_game, game_names
 from .i18n import LazyText, lazy_gettext
 from .usage import USAGE, Usage
 
@@ -93,11 +93,11 @@ def match_word(word: str, choices) -> str | None:
     usage = Usage(*forms) if forms else None
     if len(found) > 1:
         raise CommandError(LazyText(lambda: i18n.gettext(
-            "%(word)r could be %(choices)s: write more of it.", word=word,
+            "\"%(word)s\" could be %(choices)s: write more of it.", word=as_typed(word),
             choices=format_list(found, style="or", locale=i18n.current()))), usage, word, tuple(found))
     if found and found[0] in FULL_WORDS:
-        raise CommandError(lazy_gettext("%(word)r would be %(full)s, which is written in full: it cannot be "
-                                        "taken back.", word=word, full=found[0]), usage, word, tuple(found))
+        raise CommandError(lazy_gettext("\"%(word)s\" would be %(full)s, which is written in full: it cannot be "
+                                        "taken back.", word=as_typed(word), full=found[0]), usage, word, tuple(found))
     return found[0] if found else None
 
 
@@ -106,11 +106,11 @@ def _board(word: str, verb: str) -> tuple[int, int | None]:
     if not match:
         board, _, number = word.lstrip("#").partition("#")
         if re.fullmatch(r"[0-9]{1,9}", board) and number:  # the board is fine, the move number is not
-            raise CommandError(lazy_gettext("%(number)r is not a move number (write the number of a move after "
-                                            "#, like %(board)s#12).", number="#" + number[:30], board=board),
+            raise CommandError(lazy_gettext("\"%(number)s\" is not a move number (write the number of a move after "
+                                            "#, like %(board)s#12).", number=as_typed("#" + number[:30]), board=board),
                                USAGE[verb])
-        raise CommandError(lazy_gettext("%(word)r is not a board number (boards are numbered like 101).",
-                                        word=word), USAGE[verb])
+        raise CommandError(lazy_gettext("\"%(word)s\" is not a board number (boards are numbered like 101).",
+                                        word=as_typed(word)), USAGE[verb])
     return int(match.group(1)), int(match.group(2)) if match.group(2) else None
 
 
@@ -136,15 +136,15 @@ def parse_command(line: str) -> Command:
                                         "(games are %(games)s).", verb=verb, games=", ".join(game_names())),
                            USAGE[verb])
     if first is None:
-        raise CommandError(lazy_gettext("%(word)r is neither a command nor a game; games are %(games)s.",
-                                        word=words[0], games=", ".join(game_names())), "help")
+        raise CommandError(lazy_gettext("\"%(word)s\" is neither a command nor a game; games are %(games)s.",
+                                        word=as_typed(words[0]), games=", ".join(game_names())), "help")
     if first not in game_names():
         return _parse_verb(first, None, words[1:])
     if len(words) == 1:
         return Command("help", game=first)
     verb = match_word(words[1], GAME_VERBS)
     if verb is None:
-        raise CommandError(lazy_gettext("%(word)r is not a %(game)s command.", word=words[1], game=first),
+        raise CommandError(lazy_gettext("\"%(word)s\" is not a %(game)s command.", word=as_typed(words[1]), game=first),
                            lazy_gettext("one of: %(verbs)s", verbs=", ".join(GAME_VERBS)))
     return _parse_verb(verb, first, words[2:])
 
@@ -198,8 +198,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         _need(rest, 4, verb, most=4)
         what = match_word(rest[0], ("password", "address", "email"))
         if what is None:
-            raise CommandError(lazy_gettext("Change what? %(word)r is neither password nor address.", word=rest[0]),
-                               USAGE[verb])
+            raise CommandError(lazy_gettext("Change what? \"%(word)s\" is neither password nor address.",
+                                            word=as_typed(rest[0])), USAGE[verb])
         kind = "change_password" if what == "password" else "change_address"
         return Command(kind, userid=rest[1].lower(), password=rest[2], args=(rest[3],))
     if verb in ("games", "list"):
@@ -272,7 +272,7 @@ def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Comm
     said = "all show" if verb == "all" else "games"
     if len(words) > 1:
         raise CommandError(lazy_gettext("%(command)s takes one userid, then perhaps a filter (next, active or all); "
-                                        "%(word)r is neither.", command=said, word=words[1]), USAGE[verb])
+                                        "\"%(word)s\" is neither.", command=said, word=as_typed(words[1])), USAGE[verb])
     userid = words[0].lower() if words else None
     if which == "next" and userid is None:
         raise CommandError(lazy_gettext("'next' lists the boards where a player is to move: name the player."),
@@ -352,8 +352,8 @@ def _parse_social(verb: str, game: str | None, rest: list[str]) -> Command:
         _need(rest, 3, verb, most=3)
         days = rest[2].lower()
         if days != "off" and not re.fullmatch(r"[0-9]{1,3}", days):
-            raise CommandError(lazy_gettext("%(word)r is neither a number of days nor 'off'.", word=rest[2]),
-                               USAGE[verb])
+            raise CommandError(lazy_gettext("\"%(word)s\" is neither a number of days nor 'off'.",
+                                            word=as_typed(rest[2])), USAGE[verb])
         return Command(verb, userid=rest[0].lower(), password=rest[1], args=(days,))
     if verb == "add":
         _need(rest, 3, verb, most=3)
@@ -371,7 +371,7 @@ def _parse_policy(verb: str, game: str, rest: list[str]) -> Command:
     args: tuple[str, ...] = ()
     if verb == "limit":
         if not (rest[2].isascii() and rest[2].isdigit()) or int(rest[2]) > MAX_BOARD_LIMIT:
-            raise CommandError(lazy_gettext("%(word)r is not a number of boards from 0 (no limit) to %(most)s.",
-                                            word=rest[2], most=MAX_BOARD_LIMIT), USAGE[verb])
+            raise CommandError(lazy_gettext("\"%(word)s\" is not a number of boards from 0 (no limit) to %(most)s.",
+                                            word=as_typed(rest[2]), most=MAX_BOARD_LIMIT), USAGE[verb])
         args = (str(int(rest[2])),)
     return Command(verb, game=game, userid=rest[0].lower(), password=rest[1], args=args)

@@ -95,7 +95,7 @@ def test_a_word_of_board_mail_subjects_is_no_userid(players, userid):
     """"Go Board 148 error" would read as the error mail "Go Board 148 Error"."""
     result = players.send("eve@players.test", f"signup {userid} secret")
     assert result.status == "rejected"
-    assert result.error.startswith(f"'{userid}' cannot be a userid: the subjects of board mails use that word")
+    assert result.error.startswith(f"\"{userid}\" cannot be a userid: the subjects of board mails use that word")
 
 
 @pytest.mark.parametrize("userid", ["host", "guest", "player", "gast", "gastgeber", "spieler"])
@@ -104,7 +104,7 @@ def test_what_pages_call_an_unnamed_browser_player_is_no_userid(players, userid)
     German "Gast"), on every page and mail that names the players."""
     result = players.send("eve@players.test", f"signup {userid} secret")
     assert result.status == "rejected"
-    assert result.error.startswith(f"'{userid}' cannot be a userid: the pages call a browser player who gave no "
+    assert result.error.startswith(f"\"{userid}\" cannot be a userid: the pages call a browser player who gave no "
                                    "name so")
 
 

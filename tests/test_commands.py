@@ -44,12 +44,12 @@ def test_commands_parse(line, expected):
     ("greatkingdom dance", "not a greatkingdom command"),
     ("greatkingdom move 101 alice pw", "needs more words"),
     ("greatkingdom move abc alice pw D4", "not a board number"),
-    ("greatkingdom show 101#99999999999999999999", r"'#99999999999999999999' is not a move number .*101#12"),
-    ("greatkingdom show 101#x", "'#x' is not a move number"),
+    ("greatkingdom show 101#99999999999999999999", r"\"#99999999999999999999\" is not a move number .*101#12"),
+    ("greatkingdom show 101#x", "\"#x\" is not a move number"),
     ("greatkingdom challenge alice", "exactly two players"),
     ("greatkingdom challenge alice bob --nagtime=soon", "number of days"),
     ("greatkingdom challenge alice bob --color=red", "not a server option"),
-    ("h", "'h' could be help or history: write more of it."),
+    ("h", "\"h\" could be help or history: write more of it."),
     # A word too many may be a slip (which board? which address?): refused, never dropped.
     ("go resign 113 bob secret2 extra", "The resign command takes no more words than that."),
     ("signup zed pass4 zed@example.com extra", "The signup command takes no more words than that."),
@@ -71,19 +71,19 @@ def test_bad_commands_get_a_sentence_and_usage(line, reason):
 # are written in full.
 
 @pytest.mark.parametrize("line, candidates", [
-    ("s 101", "'s' could be show, signoff, or signup: write more of it."),
-    ("si alice pw", "'si' could be signoff or signup: write more of it."),
-    ("l", "'l' could be language or list: write more of it."),
-    ("g", "'g' could be games, go, or greatkingdom: write more of it."),
-    ("t", "'t' could be twodragons or twotigers: write more of it."),
-    ("m 101", "'m' could be message, move, or multiple: write more of it."),
-    ("go c alice bob", "'c' could be challenge, chat, or confirm: write more of it."),
-    ("go s 101", "'s' could be show, standings, submit, or subscribe: write more of it."),
-    ("go r 101 alice pw", "'r' could be ratings, reject, or resign: write more of it."),
-    ("go re 101 alice pw", "'re' could be reject or resign: write more of it."),
-    ("go l", "'l' could be limit or list: write more of it."),
-    ("go su 101 alice pw", "'su' could be submit or subscribe: write more of it."),
-    ("go challenge alice bob --e=3 -=9", "'' could be komi or size: write more of it."),
+    ("s 101", "\"s\" could be show, signoff, or signup: write more of it."),
+    ("si alice pw", "\"si\" could be signoff or signup: write more of it."),
+    ("l", "\"l\" could be language or list: write more of it."),
+    ("g", "\"g\" could be games, go, or greatkingdom: write more of it."),
+    ("t", "\"t\" could be twodragons or twotigers: write more of it."),
+    ("m 101", "\"m\" could be message, move, or multiple: write more of it."),
+    ("go c alice bob", "\"c\" could be challenge, chat, or confirm: write more of it."),
+    ("go s 101", "\"s\" could be show, standings, submit, or subscribe: write more of it."),
+    ("go r 101 alice pw", "\"r\" could be ratings, reject, or resign: write more of it."),
+    ("go re 101 alice pw", "\"re\" could be reject or resign: write more of it."),
+    ("go l", "\"l\" could be limit or list: write more of it."),
+    ("go su 101 alice pw", "\"su\" could be submit or subscribe: write more of it."),
+    ("go challenge alice bob --e=3 -=9", "\"\" could be komi or size: write more of it."),
 ])
 def test_an_ambiguous_prefix_is_refused_with_the_candidates_named(line, candidates):
     with pytest.raises(CommandError) as error:
@@ -130,7 +130,7 @@ def test_a_prefix_of_one_word_stands_for_it(line, expected):
 def test_words_that_cannot_be_taken_back_are_never_abbreviated(line, short, word):
     with pytest.raises(CommandError) as error:
         parse_command(line)
-    assert str(error.value) == f"'{short}' would be {word}, which is written in full: it cannot be taken back."
+    assert str(error.value) == f"\"{short}\" would be {word}, which is written in full: it cannot be taken back."
     assert parse_command(line.replace(short, word, 1)).verb in ("signoff", "move")
 
 
@@ -141,7 +141,7 @@ def test_the_ambiguity_sentence_and_its_usage_name_the_candidates_in_the_readers
         parse_command("go re 101 alice pw")
     assert str(error.value.usage) == "<game> reject <userid> <password>   or   <game> resign <board> <userid> <password>"
     with i18n.language("de"):
-        assert str(error.value) == "'re' könnte reject oder resign heißen: schreib mehr davon."
+        assert str(error.value) == "\"re\" könnte reject oder resign heißen: schreib mehr davon."
 
 
 @pytest.mark.parametrize("line, stored", [
@@ -156,3 +156,15 @@ def test_a_refused_abbreviation_is_stored_without_its_password(line, stored):
     from pbm.command_passwords import redact
 
     assert redact(line) == stored
+
+
+@pytest.mark.parametrize("typed, shown", [
+    ("drago\u202ens", "drago\ufffdns"),  # a character that turns the text around is shown as U+FFFD
+    ("go\x1b[31m", "go\ufffd[31m"),  # so is a control (a terminal's colour escape)
+    ("dragons\\\\", "dragons\\\\"),  # backslashes as typed, not doubled
+    ("o'clock", "o'clock"),  # an apostrophe as typed, the quotes stay double
+])
+def test_a_word_a_refusal_repeats_is_shown_as_typed_in_double_quotes(typed, shown):
+    with pytest.raises(CommandError) as error:
+        parse_command(f"{typed} show 101")
+    assert str(error.value).startswith(f"\"{shown}\" is neither a command nor a game; games are ")

@@ -166,12 +166,12 @@ def test_an_ambiguous_subject_is_answered_with_the_candidates_and_their_usage(pl
     assert result.status == "rejected"
     refusal = outbox.to(ALICE)[-1]
     assert refusal["Subject"] == "Go error"
-    assert "'s' could be show, standings, submit, or subscribe: write more of it." in text(refusal)
+    assert "\"s\" could be show, standings, submit, or subscribe: write more of it." in text(refusal)
     assert "Send instead: <game> show <board>[#n] or <game> standings or <game> ratings or" in text(refusal)
     players.send(ALICE, "s 101")  # without a game: show, signoff or signup
-    assert "'s' could be show, signoff, or signup: write more of it." in text(outbox.to(ALICE)[-1])
+    assert "\"s\" could be show, signoff, or signup: write more of it." in text(outbox.to(ALICE)[-1])
     assert players.send(ALICE, "si alice alicepw").status == "rejected"
-    assert "'si' could be signoff or signup: write more of it." in text(outbox.to(ALICE)[-1])
+    assert "\"si\" could be signoff or signup: write more of it." in text(outbox.to(ALICE)[-1])
 
 
 def test_a_prefix_of_one_command_works_in_the_subject_the_body_and_multiple(players, outbox):
@@ -189,8 +189,8 @@ def test_a_prefix_of_one_command_works_in_the_subject_the_body_and_multiple(play
                             "pbm error"}  # the move was played, the history sent
     refused = text(answers["pbm error"])
     assert "2 commands of your mail were refused:" in refused
-    assert "gr re 101 bob bobpw 're' could be reject or resign: write more of it." in refused
-    assert "gr l 'l' could be limit or list: write more of it." in refused
+    assert "gr re 101 bob bobpw \"re\" could be reject or resign: write more of it." in refused
+    assert "gr l \"l\" could be limit or list: write more of it." in refused
 
 
 def test_a_reply_may_abbreviate_its_word_but_not_resign(players, outbox, server):
@@ -199,12 +199,12 @@ def test_a_reply_may_abbreviate_its_word_but_not_resign(players, outbox, server)
     assert reply(players, outbox, BOB, "sh").status == "applied"  # show
     assert outbox.to(BOB)[-1]["Subject"] == "Go Board 101 bob" and "Reply-To" in outbox.to(BOB)[-1]
     assert reply(players, outbox, BOB, "re").status == "rejected"
-    assert "'re' could be reject, resign, or resume: write more of it." in text(outbox.to(BOB)[-1])
+    assert "\"re\" could be reject, resign, or resume: write more of it." in text(outbox.to(BOB)[-1])
     assert reply(players, outbox, BOB, "resi").status == "rejected"
-    assert "'resi' would be resign, which is written in full: it cannot be taken back." in text(
+    assert "\"resi\" would be resign, which is written in full: it cannot be taken back." in text(
         outbox.to(BOB)[-1])
     assert reply(players, outbox, BOB, "h").status == "rejected"  # help or history
-    assert "'h' could be help or history: write more of it." in text(outbox.to(BOB)[-1])
+    assert "\"h\" could be help or history: write more of it." in text(outbox.to(BOB)[-1])
     assert reply(players, outbox, BOB, "E5").status == "applied"
     assert reply(players, outbox, ALICE, "u").status == "applied"  # undo
     assert "alice asks to take back move 1; bob may accept or reject." in text(outbox.to(BOB)[-1])

@@ -61,7 +61,7 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
      "Great Kingdom Board 101 Error"),
     (BOB, "greatkingdom move 101 bob bobpw Z99", "Z99 is off the board; points run from A1 to J9.",
      "Great Kingdom Board 101 Error"),
-    (BOB, "greatkingdom move 101 bob bobpw castle", "'castle' is not a point",
+    (BOB, "greatkingdom move 101 bob bobpw castle", "\"castle\" is not a point",
      "Great Kingdom Board 101 Error"),
     (BOB, "greatkingdom move 101 bob bobpw E4#5", "You sent move #5, but the next move on board 101 is #2",
      "Great Kingdom Board 101 Error"),
@@ -70,15 +70,15 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
      "Great Kingdom Board 101 Error"),
     (CAROL, "greatkingdom move 101 carol carolpw E4", "carol is not a player on board 101.",
      "Great Kingdom Board 101 Error"),
-    (BOB, "frobnicate 101", "'frobnicate' is neither a command nor a game", "pbm error"),
-    (BOB, "greatkingdom dance", "'dance' is not a greatkingdom command", "Great Kingdom error"),
+    (BOB, "frobnicate 101", "\"frobnicate\" is neither a command nor a game", "pbm error"),
+    (BOB, "greatkingdom dance", "\"dance\" is not a greatkingdom command", "Great Kingdom error"),
     (BOB, "greatkingdom show 101#7", "Board 101 has moves 0 to 1; there is no move #7.",
      "Great Kingdom Board 101 Error"),
     (BOB, "signup alice pw1234", "The userid alice is taken", "pbm error"),
-    (BOB, "signup 9lives pw1234", "'9lives' cannot be a userid", "pbm error"),
-    ("next@players.test", "signup next pw1234", "'next' cannot be a userid: the games command reads it as a "
+    (BOB, "signup 9lives pw1234", "\"9lives\" cannot be a userid", "pbm error"),
+    ("next@players.test", "signup next pw1234", "\"next\" cannot be a userid: the games command reads it as a "
      "filter (next, active or all); choose another.", "pbm error"),
-    ("all@players.test", "signup all pw1234", "'all' cannot be a userid", "pbm error"),
+    ("all@players.test", "signup all pw1234", "\"all\" cannot be a userid", "pbm error"),
     ("dan@players.test", "signup dan pw1234 not-an-address", "is not a usable email address", "pbm error"),
     ("dan@players.test", "greatkingdom challenge dan bob", "Only players with an account can challenge",
      "Great Kingdom error"),
@@ -94,8 +94,8 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
     (CAROL, "greatkingdom challenge carol bob --nagtime=9", "must come before the expiry",
      "Great Kingdom error"),
     (BOB, "greatkingdom games alice bob", "games takes one userid, then perhaps a filter (next, active or all); "
-     "'bob' is neither.", "Great Kingdom error"),
-    (BOB, "greatkingdom move 101 bob bobpw X", "'X' is not a point; write a column letter and a row number",
+     "\"bob\" is neither.", "Great Kingdom error"),
+    (BOB, "greatkingdom move 101 bob bobpw X", "\"X\" is not a point; write a column letter and a row number",
      "Great Kingdom Board 101 Error"),
     (BOB, "greatkingdom preview 101 Q1", "Q1 is off the board; points run from A1 to J9.",
      "Great Kingdom Board 101 Error"),
@@ -104,7 +104,7 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
     (BOB, "change password bob wrong newpw", "The password for bob is wrong.", "pbm error"),
     (BOB, "multiple", "A 'multiple' mail needs one command per line in its body.", "pbm error"),
     (BOB, "all show alice bogus", "all show takes one userid, then perhaps a filter (next, active or all); "
-     "'bogus' is neither.", "pbm error"),
+     "\"bogus\" is neither.", "pbm error"),
     (BOB, "accept bob bobpw", "accept is a command of each game: write the game's name in front of it (games "
      "are dragons, go, greatkingdom, twodragons, twotigers).", "pbm error"),
     (BOB, "greatkingdom challenge bob alice -size 7", "Write an option's value after '=', with no space: "
@@ -199,7 +199,7 @@ def test_a_small_boards_error_gives_an_example_on_it(server, outbox, game):
 def test_go_quotes_a_point_as_written(server, outbox, game):
     game.send(ALICE, "go challenge alice bob -size=9")
     outbox.new()
-    expect_error(server, outbox, game, ALICE, "go move 102 alice alicepw mark Q", "'Q' is not a point",
+    expect_error(server, outbox, game, ALICE, "go move 102 alice alicepw mark Q", "\"Q\" is not a point",
                  mail_subject="Go Board 102 Error")
 
 

@@ -154,7 +154,7 @@ def test_a_games_options_are_described_and_refused_in_german(players, outbox):
     players.send(ALICE, "dragons help")
     assert re.search(r"-tantrix: .*, true oder false \(Standard false\)", flat(outbox.new()[-1]))
     players.send(ALICE, "go challenge alice bob -size=7")
-    assert "-size muss 9, 13 oder 19 sein, nicht '7'." in flat(outbox.new()[-1])
+    assert "-size muss 9, 13 oder 19 sein, nicht \"7\"." in flat(outbox.new()[-1])
     players.send(ALICE, "twotigers challenge alice bob -x=1")
     assert "(Optionen: keine)" in flat(outbox.new()[-1])
 
@@ -201,7 +201,7 @@ def test_add_and_its_confirmation_speak_the_accounts_language(players, outbox):
     assert [m["Subject"] for m in added] == ["pbm: Adresse hinzugefügt"] * 2
     # what the account's added address is answered is in the account's language too
     players.send(WORK, "go show abc")
-    assert "'abc' ist keine Brettnummer" in flat(outbox.to(WORK)[-1])
+    assert "\"abc\" ist keine Brettnummer" in flat(outbox.to(WORK)[-1])
 
 
 def test_add_from_the_new_address_itself_is_answered_in_the_accounts_language(players, outbox):

@@ -371,7 +371,7 @@ def test_language_by_mail_is_checked_and_answered_in_the_new_language(players, o
     assert "Die Mails an alice sind ab jetzt auf Deutsch." in body(changed)
     players.send(ALICE, "language alice alicepw fr")
     refused = outbox.new()[-1]
-    assert "Die Sprache 'fr' gibt es hier nicht; wähle eine von en, de." in body(refused)
+    assert "Die Sprache \"fr\" gibt es hier nicht; wähle eine von en, de." in body(refused)
     assert "Sende stattdessen: language <userid> <password> de|en" in body(refused)
     with reading(server.engine) as session:
         assert session.exec(select(Player.language).where(Player.userid == "alice")).one() == "de"
@@ -413,11 +413,11 @@ def test_a_german_players_board_help_and_error_mails_are_german(players, outbox)
     players.send(ALICE, "frobnicate 101")
     unknown = outbox.new()[-1]
     assert unknown["Subject"] == "pbm error"
-    assert "'frobnicate' ist weder ein Befehl noch ein Spiel" in body(unknown)
+    assert "\"frobnicate\" ist weder ein Befehl noch ein Spiel" in body(unknown)
     players.send(ALICE, "go move 101 alice alicepw")
     assert "Der Befehl move braucht mehr Wörter." in body(outbox.new()[-1])
     players.send(ALICE, "go show abc")
-    assert "'abc' ist keine Brettnummer (Bretter sind nummeriert wie 101)." in body(outbox.new()[-1])
+    assert "\"abc\" ist keine Brettnummer (Bretter sind nummeriert wie 101)." in body(outbox.new()[-1])
     players.send(ALICE, "go unsubscribe 101 alice alicepw")  # a command of two forms
     usage = " ".join(body(outbox.new()[-1]).split())
     assert ("Sende stattdessen: <game> subscribe <board> <userid> <password> oder <game> subscribe <userid> "
@@ -468,8 +468,8 @@ def test_requests_queues_and_their_refusals_reach_a_german_player_in_german(play
          "Du hast auf Brett 101 keinen Zug eingereicht, also gibt es nichts zu bestätigen."),
         ("go move 101 bob bobpw accept", "Auf Brett 101 ist keine Anfrage offen, auf die accept antworten könnte"),
         ("go subscribe 101 bob bobpw", "bob spielt auf Brett 101; dessen Mails kommen ohnehin."),
-        ("go re 101 bob bobpw", "'re' könnte reject oder resign heißen: schreib mehr davon."),
-        ("go resig 101 bob bobpw", "'resig' wäre resign, und das wird ausgeschrieben"),
+        ("go re 101 bob bobpw", "\"re\" könnte reject oder resign heißen: schreib mehr davon."),
+        ("go resig 101 bob bobpw", "\"resig\" wäre resign, und das wird ausgeschrieben"),
         ("vacation bob bobpw off", "bob ist nicht im Urlaub."),
         ("go games bob active", None),
     ]

@@ -289,3 +289,14 @@ def test_the_readme_names_the_ports_and_its_swaks_lines_send_a_body():
              for line in text.splitlines() if line.strip().startswith("swaks ")]
     # never swaks' own test text, and never an empty body, for which swaks asks at its prompt
     assert swaks and all("--body " in line and '--body ""' not in line for line in swaks)
+
+
+@pytest.mark.parametrize("text", ["#12", "# 5", "  #1  "])
+def test_a_reply_of_only_a_move_number_is_told_to_write_the_move(game, outbox, text):
+    result = reply(game, outbox, ALICE, text)
+    assert result.status == "rejected"
+    number = text.strip("# ")
+    assert f"Your reply holds only a move number (#{number}): write the move before it, as in D4#{number}." \
+        in result.error
+    assert latest_to(outbox, ALICE)["Subject"] == "Great Kingdom Board 101 Error"
+    assert reply(game, outbox, ALICE, "D4#1").status == "applied"  # nothing was played meanwhile

@@ -127,10 +127,10 @@ def test_standings_by_mail_and_on_the_page_sorted_by_rating(server, players, out
 def test_an_unknown_game_has_no_standings(players, outbox, client):
     missing = client.get("/standings/chess")
     assert missing.status_code == 404
-    assert "There is no game called &#39;chess&#39;; the games are dragons, go, greatkingdom" in \
+    assert "There is no game called &#34;chess&#34;; the games are dragons, go, greatkingdom" in \
         missing.get_data(as_text=True)
     refused = players.send(ALICE, "chess standings")
-    assert refused.status == "rejected" and "'chess' is neither a command nor a game" in refused.error
+    assert refused.status == "rejected" and "\"chess\" is neither a command nor a game" in refused.error
 
 
 def test_a_rating_is_provisional_for_its_first_20_games(server, players, outbox):
@@ -317,7 +317,7 @@ def test_two_mails_locking_two_players_in_opposite_order_both_go_through(app, se
 
 @pytest.mark.parametrize("line, sentence", [
     ("greatkingdom reject bob wrongpw", "The password for bob is wrong."),
-    ("greatkingdom limit bob bobpw many", "'many' is not a number of boards from 0 (no limit) to 1000."),
+    ("greatkingdom limit bob bobpw many", "\"many\" is not a number of boards from 0 (no limit) to 1000."),
     ("greatkingdom accept bob", "The accept command needs more words than that."),
 ])
 def test_challenge_control_refuses_bad_commands_and_changes_nothing(server, players, outbox, line, sentence):

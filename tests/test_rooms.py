@@ -422,11 +422,11 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
 
 
 @pytest.mark.parametrize("fields, sentence", [
-    ({"game": "chess"}, "There is no game called 'chess' here; choose one of "),
-    ({"game": ""}, "There is no game called '' here"),
-    ({"size": "12"}, "The option \"Board size\" must be 9, 13 or 19, not '12'."),
-    ({"size": "nine"}, "The option \"Board size\" must be 9, 13 or 19, not 'nine'."),
-    ({"size": "9" * 5000}, "The option \"Board size\" must be 9, 13 or 19, not '99999999999999999999...'."),
+    ({"game": "chess"}, "There is no game called \"chess\" here; choose one of "),
+    ({"game": ""}, "There is no game called \"\" here"),
+    ({"size": "12"}, "The option \"Board size\" must be 9, 13 or 19, not \"12\"."),
+    ({"size": "nine"}, "The option \"Board size\" must be 9, 13 or 19, not \"nine\"."),
+    ({"size": "9" * 5000}, "The option \"Board size\" must be 9, 13 or 19, not \"99999999999999999999...\"."),
     ({"komi": "0.5"}, "In games started here Go is played with komi 7.5; it cannot be chosen."),
     ({"handicap": "2"}, "The form holds a field that is none of the game's options"),
     ({"<b>": "1"}, "The form holds a field that is none of the game's options"),
@@ -439,10 +439,10 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
     ({"name": "Reminder"}, "Reminder is a word board mails use in their subjects; choose another name."),
     ({"name": "x", "guest_name": "X"}, "The two players need different names (both are x)"),
     ({"name": "Guest"}, "The two players need different names (both are Guest)"),
-    ({"mode": "friend", "email": "not an address"}, "'not an address' is not a usable email address"),
+    ({"mode": "friend", "email": "not an address"}, "\"not an address\" is not a usable email address"),
     ({"game": "greatkingdom", "size": "4"}, "The option \"Board size, odd\" must be an odd number from 5 to 19, not 4."),
     ({"game": "dragons", "tantrix": "perhaps"},
-     "The option \"Score the best dragon as in Tantrix\" must be yes or no, not 'perhaps'."),
+     "The option \"Score the best dragon as in Tantrix\" must be yes or no, not \"perhaps\"."),
     ({"game": "dragons", "num_tiles": "1"}, "The option \"Tiles in the pool\" must be a number from 2 to 200, not 1."),
 ])
 def test_bad_input_is_a_400_with_a_sentence_and_starts_nothing(client, server, fields, sentence):

@@ -306,7 +306,7 @@ def test_signoff_resigns_running_boards_and_closes_the_account(server, players, 
     players.send(ALICE, "greatkingdom resign 101 alice alicepw")  # over already: stays as it is
     outbox.new()
     assert players.send(ALICE, "signo alice alicepw").status == "rejected"  # in full, or nothing
-    assert "'signo' would be signoff, which is written in full: it cannot be taken back." in text(outbox.new()[-1])
+    assert "\"signo\" would be signoff, which is written in full: it cannot be taken back." in text(outbox.new()[-1])
     assert players.send(ALICE, "signoff alice alicepw").status == "applied"
     mails = outbox.new()
     final = next(m for m in mails if to(m) == BOB)

@@ -241,7 +241,7 @@ def test_a_malformed_move_number_in_the_form_is_refused_not_ignored(client, serv
         response = post_move(client, bob, "F6", number)
         text = html.unescape(response.get_data(as_text=True))
         assert response.status_code == 400, number
-        assert f"The form's move number '{number[:20]}' is not a number; reload the page and try again." in text
+        assert f"The form's move number \"{number[:20]}\" is not a number; reload the page and try again." in text
     assert client.get("/games/101.json").json["move"] == 1
     assert post_move(client, bob, "F6", " 2 ").status_code == 303
 
@@ -367,7 +367,7 @@ def test_dragons_orientations_and_cells_listed_once(players, client, server):
     assert players.send(ALICE, f"dragons move 101 alice alicepw {cell}:{fits[0]}").status == "applied"
     bob = token(server, 1)
     for asked, sentence in ((cell, f"{cell} names tile 2&#39;s cell, which is taken."),
-                            ("zzz", "&#39;zzz&#39; is not a cell name"), ("1n:F2", "&#39;1n:F2&#39; is not a cell name"),
+                            ("zzz", "&#34;zzz&#34; is not a cell name"), ("1n:F2", "&#34;1n:F2&#34; is not a cell name"),
                             ("", "Name a cell: a tile number and a direction, like 7ne."),
                             ("1nnn", "1nnn is not next to any tile")):
         fragment = client.get(f"/play/{bob}/orientations", query_string={"cell": asked})
@@ -447,7 +447,7 @@ def test_hooks_are_drawn_precisely_where_the_game_draws_them(players, client, se
 def test_status_filter_by_a_game_that_does_not_exist_is_400_with_a_sentence(client, game):
     response = client.get("/?game=chess")
     assert response.status_code == 400 and response.mimetype == "text/html"
-    assert ("There is no game called &#39;chess&#39; to filter by; the games are dragons, go, greatkingdom, "
+    assert ("There is no game called &#34;chess&#34; to filter by; the games are dragons, go, greatkingdom, "
             "twodragons, twotigers.") in response.get_data(as_text=True)
     assert client.get("/?game=GreatKingdom").status_code == 200  # names are case-insensitive
 

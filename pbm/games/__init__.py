@@ -15,3 +15,4 @@ from .base import (  # noqa: F401
     game_names,
     get_game,
 )
+from .said import as_typed  # noqa: F401

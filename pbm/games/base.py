@@ -17,6 +17,7 @@ import math
 from typing import Any, Hashable, Protocol, Sequence
 
 from .said import GameError, GameText, IllegalMoveError, InvalidMoveError, MoveError, OptionError  # noqa: F401
+from .said import as_typed
 
 Move = Hashable
 State = Any
@@ -121,7 +122,7 @@ class OptionSpec:
                 return True
             if word in ("false", "0", "no", "off"):
                 return False
-            raise OptionError("-%(name)s must be true or false, not %(text)r.", name=self.name, text=text)
+            raise OptionError("-%(name)s must be true or false, not \"%(text)s\".", name=self.name, text=as_typed(text))
         if not text.strip():
             example = self.default if self.default is not None else self.choices[0] if self.choices else self.low
             raise OptionError("-%(name)s needs a value, like -%(name)s=%(example)s.", name=self.name,
@@ -134,8 +135,8 @@ class OptionSpec:
             # the range first: int() of a huge finite value's double (1e308 * 2) overflows
             if not math.isfinite(value) or not self.low <= value <= self.high or value * 2 != int(value * 2):
                 raise OptionError("-%(name)s must be a whole or half number from %(low)s to %(high)s, "
-                                  "like %(default)s, not %(text)r.", name=self.name, low=format(self.low, "g"),
-                                  high=format(self.high, "g"), default=self.default, text=text)
+                                  "like %(default)s, not \"%(text)s\".", name=self.name, low=format(self.low, "g"),
+                                  high=format(self.high, "g"), default=self.default, text=as_typed(text))
             return value
         try:
             value = int(text) if len(text) <= 12 else None
@@ -145,11 +146,12 @@ class OptionSpec:
             if value not in self.choices:
                 allowed = GameText("%(values)s or %(last)s", values=", ".join(str(c) for c in self.choices[:-1]),
                                    last=self.choices[-1])
-                raise OptionError("-%(name)s must be %(allowed)s, not %(text)r.", name=self.name, allowed=allowed,
-                                  text=text)
+                raise OptionError("-%(name)s must be %(allowed)s, not \"%(text)s\".", name=self.name, allowed=allowed,
+                                  text=as_typed(text))
             return value
         if value is None:
-            raise OptionError("-%(name)s must be a whole number, not %(text)r.", name=self.name, text=text)
+            raise OptionError("-%(name)s must be a whole number, not \"%(text)s\".", name=self.name,
+                              text=as_typed(text))
         if not self.low <= value <= self.high or (self.odd and value % 2 == 0):
             bounds = {"name": self.name, "low": format(self.low, "g"), "high": format(self.high, "g"),
                       "value": value}

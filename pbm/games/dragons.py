@@ -32,6 +32,7 @@ from functools import lru_cache
 from .base import (Consequences, GameInfo, GameText, IllegalMoveError, InvalidMoveError, OptionSpec, Outcome,
                    TurnBased, register)
 from .dragons_help import HELP, HELP_DE
+from .said import as_typed
 
 O, X = "o", "x"
 COLOURS = (O, X)  # seat 0 plays O, seat 1 plays X
@@ -201,8 +202,8 @@ class Dragons(TurnBased):
     def parse_cell(self, text: str, state: DragonsState) -> Cell:
         match = re.fullmatch(rf"\s*{CELL}\s*", text, re.I)
         if not match:
-            raise InvalidMoveError("%(text)r is not a cell name: write a tile number and a direction "
-                                   "(n, ne, se, s, sw, nw), like 7ne.", text=text.strip())
+            raise InvalidMoveError("\"%(text)s\" is not a cell name: write a tile number and a direction "
+                                   "(n, ne, se, s, sw, nw), like 7ne.", text=as_typed(text.strip()))
         number = int(match.group(1))
         if not 1 <= number <= len(state.tiles):
             raise InvalidMoveError("There is no tile %(number)s; the tiles are numbered 1 to %(last)s.",
@@ -216,8 +217,8 @@ class Dragons(TurnBased):
     def parse_move(self, text: str, state: DragonsState):
         match = MOVE.match(text)
         if not match:
-            raise InvalidMoveError("%(text)r is not a Dragons move: write a cell and an orientation, like 7ne:B2 "
-                                   "(cell 7ne, back turned twice).", text=text.strip())
+            raise InvalidMoveError("\"%(text)s\" is not a Dragons move: write a cell and an orientation, like 7ne:B2 "
+                                   "(cell 7ne, back turned twice).", text=as_typed(text.strip()))
         cell = self.parse_cell(match.group(1) + match.group(2), state)
         orientation = ORIENTATIONS.index(match.group(3).upper() + match.group(4))
         if cell in state.at:

@@ -32,6 +32,7 @@ from .base import (
 from .go_board import area_owners, area_score, group_and_liberties, has_liberty, star_points
 from .go_positions import BLACK, EMPTY, WHITE, PositionHistory, zobrist
 from .grid import grid_neighbours as neighbours, parse_point, point_name, square_diagram
+from .said import as_typed
 
 SIZES = (9, 13, 19)
 PASS, DONE, RESUME = "pass", "done", "resume"
@@ -109,8 +110,8 @@ class Go(Declared):
                 raise InvalidMoveError("Write mark and one point of the group, like: mark D4.")
             return ("mark", parse_point(written[1], state.size))
         if len(words) > 1:
-            raise InvalidMoveError("%(text)r is not a Go move; send a point like D4, pass, or during scoring "
-                                   "mark D4, done or resume.", text=text.strip())
+            raise InvalidMoveError("\"%(text)s\" is not a Go move; send a point like D4, pass, or during scoring "
+                                   "mark D4, done or resume.", text=as_typed(text.strip()))
         try:
             return parse_point(written[0], state.size)
         except InvalidMoveError as error:

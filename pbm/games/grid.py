@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .base import InvalidMoveError
+from .said import as_typed
 
 
 COLUMN_LETTERS = "ABCDEFGHJKLMNOPQRST"  # no I, as on Go boards
@@ -43,10 +44,11 @@ def parse_point(text: str, size: int) -> tuple[int, int]:
     """Read ``d4``/``D4`` into ``(x, y)``; raise InvalidMoveError naming the problem."""
     t = text.strip().upper()
     if len(t) < 2 or len(t) > 4 or not t[0].isalpha() or not (t[1:].isascii() and t[1:].isdecimal()):
-        raise InvalidMoveError("%(text)r is not a point; write a column letter and a row number, like D4.",
-                               text=text)
+        raise InvalidMoveError("\"%(text)s\" is not a point; write a column letter and a row number, like D4.",
+                               text=as_typed(text))
     if t[0] == "I":
-        raise InvalidMoveError("%(text)r is not a point: column letters skip I (H is followed by J).", text=text)
+        raise InvalidMoveError("\"%(text)s\" is not a point: column letters skip I (H is followed by J).",
+                               text=as_typed(text))
     x = COLUMN_LETTERS.find(t[0])
     y = int(t[1:]) - 1
     if x < 0 or x >= size or not 0 <= y < size:

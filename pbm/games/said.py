@@ -5,7 +5,19 @@ reader's language while the games never translate."""
 
 from __future__ import annotations
 
+import unicodedata
 from string import Formatter
+
+# Characters that show nothing or move the text around them: controls, format
+# characters (U+202E turns the line right to left), line and paragraph separators.
+_UNSHOWN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
+def as_typed(text: str) -> str:
+    """A player's words as a sentence repeats them (between double quotes): as typed,
+    but each character of _UNSHOWN shown as U+FFFD, so that the sentence reads as it
+    is written and says that something was there."""
+    return "".join("\ufffd" if unicodedata.category(c) in _UNSHOWN else c for c in text)
 
 
 class GameError(Exception):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .base import Consequences, GameInfo, GameText, IllegalMoveError, InvalidMoveError, Outcome, TurnBased, register
+from .said import as_typed
 
 SIZE = 5
 GOATS, TIGERS = 0, 1
@@ -33,7 +34,7 @@ def name(point: int) -> str:
 def parse_name(text: str) -> int:
     t = text.strip().lower()
     if len(t) != 2 or t[0] not in COLUMNS or t[1] not in "12345":
-        raise InvalidMoveError("%(text)r is not a point; points run from a1 to e5.", text=text.strip())
+        raise InvalidMoveError("\"%(text)s\" is not a point; points run from a1 to e5.", text=as_typed(text.strip()))
     return (int(t[1]) - 1) * SIZE + COLUMNS.index(t[0])
 
 

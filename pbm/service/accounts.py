@@ -15,6 +15,7 @@ from sqlmodel import Session, delete, func, or_, select
 from .. import i18n
 from ..boardview import UNNAMED
 from ..commands import GAMES_FILTERS, Command
+from ..games import as_typed
 from ..usage import USAGE
 from ..i18n import lazy_gettext
 from ..mail.outbound import reply_address
@@ -127,18 +128,19 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     from it confirms (so nobody can take an address, or an invited seat, by naming it)."""
     userid = command.userid
     if not USERID.match(userid):
-        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
-                                       "'_', starting with a letter.", userid=userid), USAGE["signup"])
+        raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: use 2 to 20 letters, digits, '.', '-' or "
+                                       "'_', starting with a letter.", userid=as_typed(userid)), USAGE["signup"])
     if userid in GAMES_FILTERS:  # "games next" would read it as the filter (see RESERVED_USERIDS)
-        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the games command reads it as a filter "
-                                       "(next, active or all); choose another.", userid=userid), USAGE["signup"])
+        raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: the games command reads it as a filter "
+                                       "(next, active or all); choose another.", userid=as_typed(userid)),
+                          USAGE["signup"])
     if userid in SUBJECT_WORDS:
-        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the subjects of board mails use that word "
+        raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: the subjects of board mails use that word "
                                        "(\"%(subject)s\" would not name a player); choose another.",
-                                       userid=userid, subject=f"Go Board 101 {userid}"), USAGE["signup"])
+                                       userid=as_typed(userid), subject=f"Go Board 101 {userid}"), USAGE["signup"])
     if userid in seat_names():
-        raise PlayerError(lazy_gettext("%(userid)r cannot be a userid: the pages call a browser player who gave "
-                                       "no name so; choose another.", userid=userid), USAGE["signup"])
+        raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: the pages call a browser player who gave "
+                                       "no name so; choose another.", userid=as_typed(userid)), USAGE["signup"])
     if by_userid(unit.session, userid) or reserved(userid):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
@@ -166,8 +168,8 @@ def set_language(unit: Unit, command: Command, comment: str) -> None:
     player = authenticate(unit, command.userid, command.password, USAGE["language"], changing=True)
     chosen = command.args[0]
     if chosen not in i18n.LANGUAGES:
-        raise PlayerError(lazy_gettext("There is no language %(code)r here; choose one of %(known)s.",
-                                       code=chosen[:10], known=", ".join(i18n.LANGUAGES)), USAGE["language"])
+        raise PlayerError(lazy_gettext("There is no language \"%(code)s\" here; choose one of %(known)s.",
+                                       code=as_typed(chosen[:10]), known=", ".join(i18n.LANGUAGES)), USAGE["language"])
     player.language = chosen
     letters.send(unit, player.email, "language_changed", userid=player.userid)
 

@@ -10,6 +10,7 @@ from sqlalchemy import or_
 
 from .. import i18n
 from ..config import Settings
+from ..games import as_typed
 from ..i18n import lazy_gettext
 from ..mail.outbound import writable_address
 from .errors import PlayerError
@@ -54,11 +55,12 @@ def normalise_address(address: str) -> str:
     try:
         normal = _validated(address)
     except EmailNotValidError as error:
-        raise PlayerError(lazy_gettext("%(address)r is not a usable email address: %(reason)s", address=address,
+        raise PlayerError(lazy_gettext("\"%(address)s\" is not a usable email address: %(reason)s",
+                                       address=as_typed(address),
                                        reason=i18n.LazyText(functools.partial(_address_reason, error)))) from None
     if not writable_address(normal):
-        raise PlayerError(lazy_gettext("%(address)r is not a usable email address: it holds what mail programs "
-                                       "read as an encoded word (=?...?=).", address=address))
+        raise PlayerError(lazy_gettext("\"%(address)s\" is not a usable email address: it holds what mail programs "
+                                       "read as an encoded word (=?...?=).", address=as_typed(address)))
     return normal
 
 

@@ -195,9 +195,13 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     if not line:
         raise PlayerError(lazy_gettext("Your reply holds no move: write the move on the first line."),
                           lazy_gettext("a move such as D4, pass or resign"))
+    line, number = split_move_number(line)
+    if not line.strip():
+        raise PlayerError(lazy_gettext("Your reply holds only a move number (#%(number)s): write the move before it, "
+                                       "as in D4#%(number)s.", number=number),
+                          lazy_gettext("a move such as D4, pass or resign"))
     game = get_game(board.game)
     state = boards.current_state(game, board)
-    line, number = split_move_number(line)
     verb = movetext.spelled_out(game, state, line, also=REPLY_COMMANDS)
     if verb in REPLY_COMMANDS:
         HANDLERS[verb](unit, Command(verb, game=board.game if verb == "help" else None, board=board.id,

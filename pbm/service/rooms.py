@@ -39,7 +39,7 @@ from sqlmodel import Session, select
 from ..boardview import UNNAMED
 from ..gamewords import game_sentence
 from ..config import Settings
-from ..games import REGISTRY, OptionError, get_game
+from ..games import REGISTRY, OptionError, as_typed, get_game
 from ..i18n import LazyText, current, gettext, lazy_gettext, number
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
@@ -130,8 +130,8 @@ def _options(game, raw: dict[str, str]) -> dict:
             raise PlayerError(lazy_gettext("The form holds a field that is none of the game's options; start again "
                                            "from this page."))
         if offered[name].kind == "bool" and value.strip().lower() not in ("", "yes", "no"):
-            raise PlayerError(lazy_gettext("The option %(option)s must be yes or no, not %(value)r.",
-                                           option=_label_of(offered[name]), value=value[:20]))
+            raise PlayerError(lazy_gettext("The option %(option)s must be yes or no, not \"%(value)s\".",
+                                           option=_label_of(offered[name]), value=as_typed(value[:20])))
     try:  # a value too long to be one is refused as its beginning (the sentence quotes it)
         options = game.parse_options({k: v if len(v) <= 20 else v[:20] + "..." for k, v in raw.items() if v.strip()})
     except OptionError as error:  # mail's "-size must be ..." as a page says it
@@ -173,8 +173,8 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
     found = REGISTRY.get((game or "").strip().lower())
     if found is None:
         titles = ", ".join(g.title for g in REGISTRY.values())
-        raise PlayerError(lazy_gettext("There is no game called %(name)r here; choose one of %(games)s.",
-                                       name=game[:40], games=titles))
+        raise PlayerError(lazy_gettext("There is no game called \"%(name)s\" here; choose one of %(games)s.",
+                                       name=as_typed(game[:40]), games=titles))
     if mode not in MODES:
         raise PlayerError(lazy_gettext("Choose how to play: on the same device, with a friend, or against the "
                                        "computer."))

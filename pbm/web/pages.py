@@ -17,7 +17,7 @@ from .. import i18n
 from ..boardview import BoardView, entry_times, game_record, load_players, load_records, player_name
 from ..db import probe_write, reading
 from ..migrate import schema_problem
-from ..games import game_names, get_game
+from ..games import as_typed, game_names, get_game
 from ..i18n import N_
 from ..i18n import gettext as _
 from ..models import Board, Player
@@ -90,8 +90,8 @@ def status():
     typed = request.args.get("player", "").strip()[:100]
     player = typed.lower()
     if game and game not in game_names():
-        abort(400, _("There is no game called %(name)r to filter by; the games are %(games)s.", name=game[:40],
-                     games=", ".join(game_names())))
+        abort(400, _("There is no game called \"%(name)s\" to filter by; the games are %(games)s.",
+                     name=as_typed(game[:40]), games=", ".join(game_names())))
     with reading(service().engine) as session:
         query = select(Board).order_by(Board.status, Board.last_move_at.desc())
         if game:

@@ -17,7 +17,7 @@ from ..boardview import player_name
 from ..gamewords import game_sentence
 from ..commands import split_move_number, without_invisible
 from ..db import reading
-from ..games import MoveError, get_game
+from ..games import MoveError, as_typed, get_game
 from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
@@ -152,8 +152,8 @@ def play(token: str):
     number = request.form.get("number", "").strip()
     if number and not (number.isascii() and number.isdigit() and len(number) < 10):
         return _page(token, "board.html", typed=typed, status=400,
-                     error=_("The form's move number %(number)s is not a number; reload the page and try again.",
-                             number=repr(number[:20])))
+                     error=_("The form's move number \"%(number)s\" is not a number; reload the page and try "
+                             "again.", number=as_typed(number[:20])))
     number = asserted if asserted is not None else int(number) if number else None
     if not move and request.form.get("ask") == "resign":  # the Resign button without the script: asked once more
         return _page(token, "board.html", confirm_resign=True)

@@ -26,7 +26,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
 from ..db import reading
-from ..games import REGISTRY, get_game
+from ..games import REGISTRY, as_typed, get_game
 from ..i18n import N_, current, number
 from ..i18n import gettext as _
 from ..service import rooms
@@ -74,7 +74,7 @@ def new_form():
     name = request.args.get("game", "go").strip().lower()
     if name not in REGISTRY:
         titles = ", ".join(g.title for g in _games())
-        abort(404, _("There is no game called %(name)r here; choose one of %(games)s.", name=name[:40],
+        abort(404, _("There is no game called \"%(name)s\" here; choose one of %(games)s.", name=as_typed(name[:40]),
                      games=titles))
     return _form_page(name, {})
 

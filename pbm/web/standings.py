@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, render_template
 
 from ..db import reading
-from ..games import REGISTRY, get_game
+from ..games import REGISTRY, as_typed, get_game
 from ..i18n import gettext as _
 from ..service import ratings
 
@@ -21,7 +21,7 @@ def game_title(name: str) -> str:
 @bp.get("/standings/<name>")
 def standings(name: str):
     if name not in REGISTRY:
-        abort(404, _("There is no game called %(name)r; the games are %(games)s.", name=name[:40],
+        abort(404, _("There is no game called \"%(name)s\"; the games are %(games)s.", name=as_typed(name[:40]),
                      games=", ".join(sorted(REGISTRY))))
     with reading(current_app.extensions["pbm"].engine) as session:
         rows, total = ratings.standings(session, name)
