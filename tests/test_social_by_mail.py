@@ -326,6 +326,18 @@ def test_signoff_resigns_running_boards_and_closes_the_account(server, players, 
         assert alice.email is None and alice.password_hash is None and alice.closed_at is not None
 
 
+def test_a_reply_to_a_signed_off_players_board_mail_says_they_signed_off(server, players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    tag = outbox.to(ALICE)[-1]["Reply-To"].addresses[0].addr_spec
+    assert players.send(ALICE, "signoff alice alicepw").status == "applied"
+    before = board(server).move_count
+    late = players.send(ALICE, "Re: board", "D4", to=tag)  # from the address that was alice's
+    assert late.status == "rejected"
+    assert late.error == ("alice has signed off, so board 101 is finished and this reply address is not used "
+                          "any more.")
+    assert board(server).move_count == before
+
+
 def test_a_signed_off_players_boards_offer_no_new_round(server, players, outbox, client):
     players.send(ALICE, "greatkingdom challenge alice bob")
     players.send(BOB, "go challenge bob alice")

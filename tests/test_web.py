@@ -235,6 +235,27 @@ def test_play_page_refuses_cross_site_posts_and_accepts_origin_null(client, serv
     assert unknown.status_code == 404 and "This private link is not valid." in unknown.get_data(as_text=True)
 
 
+@pytest.mark.parametrize("header, value", [("Origin", "http://[x"), ("Referer", "http://[::1/new")])
+def test_a_form_whose_origin_is_no_url_is_refused_as_another_sites(client, server, game, header, value):
+    bob = token(server, 1)
+    csrf = csrf_of(client.get(f"/play/{bob}").get_data(as_text=True))
+    refused = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6"}, headers={header: value})
+    assert refused.status_code == 403 and "text/html" in refused.content_type
+    new_game = client.post("/new", data={"game": "go", "mode": "same-device"}, headers={header: value})
+    assert new_game.status_code == 403
+    assert client.get("/games/101.json").json["move"] == 1 and client.get("/games/102.json").status_code == 404
+
+
+@pytest.mark.parametrize("host", ["x" * 64 + ".test", "x..y", "."])
+def test_a_host_header_that_is_no_host_name_is_refused_in_plain_text(client, game, host):
+    # Routing cannot read such a Host (its IDNA form fails), so no page's links can be
+    # built: the refusal is a plain sentence, never a failed error page.
+    for path in ("/", "/new", "/games/101", "/play/abc", "/no/such/page"):
+        answer = client.get(path, headers={"Host": host})
+        assert answer.status_code == 400, path
+        assert answer.mimetype == "text/plain" and answer.get_data(as_text=True).strip().endswith("."), path
+
+
 def test_a_malformed_move_number_in_the_form_is_refused_not_ignored(client, server, game):
     bob = token(server, 1)
     for number in ("abc", "-1", "9" * 50, "2.0"):

@@ -33,3 +33,13 @@ def test_a_mailgun_token_is_accepted_once(mailgun_client):
     replay = {**first, "subject": "signup mallory secret9", "Message-Id": "<other@evil.test>"}
     answer = mailgun_client.post("/inbound/email", data=replay)
     assert answer.status_code == 403 and "accepted once" in answer.json["error"]
+
+
+@pytest.mark.parametrize("timestamp", ["9" * 400, "-" + "9" * 400, "1e999", "9" * 5000])
+def test_a_signed_timestamp_beyond_any_time_is_too_old_not_a_failure(mailgun_client, timestamp):
+    import hashlib
+    import hmac
+    fields = mailgun_fields(timestamp=timestamp, token="u" * 50)
+    fields["signature"] = hmac.new(b"mg-key", (timestamp + fields["token"]).encode(), hashlib.sha256).hexdigest()
+    answer = mailgun_client.post("/inbound/email", data=fields)
+    assert answer.status_code == 403 and answer.json["error"] == "The Mailgun signature is too old."

@@ -187,6 +187,10 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
                                        board=board_id), USAGE["move"])
     unit.board = board
     player = players[seat]  # the players are held: the move that follows mails both
+    if player.closed_at is not None:  # signed off: no address is theirs any more, so say why
+        raise PlayerError(lazy_gettext("%(userid)s has signed off, so board %(board)s is finished and this reply "
+                                       "address is not used any more.", userid=player.userid, board=board.id),
+                          USAGE["signup"])
     if not accounts.is_address_of(unit.session, player, unit.mail.sender):
         raise PlayerError(lazy_gettext("This reply address belongs to %(userid)s on board %(board)s; only "
                                        "%(userid)s's registered address may use it, and yours is %(sender)s.",

@@ -8,6 +8,7 @@ import secrets
 from pathlib import Path
 
 from flask import Flask, Response, abort, current_app, g, jsonify, render_template, request, url_for
+from flask.globals import request_ctx
 from flask_babel import Babel, get_locale
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
@@ -225,8 +226,10 @@ def create_app(overrides: dict | None = None) -> Flask:
         return request.path.startswith("/inbound") or request.path.endswith(".json")
 
     def wants_text() -> bool:
-        """A board's text or record (``.txt``, ``.sgf``): its error is a plain sentence too."""
-        return request.path.endswith((".txt", ".sgf"))
+        """A board's text or record (``.txt``, ``.sgf``): its error is a plain sentence
+        too; and any refusal of a request whose Host could not be read (no URL can be
+        built for a page then: the request's URL adapter is None)."""
+        return request.path.endswith((".txt", ".sgf")) or request_ctx.url_adapter is None
 
     @app.errorhandler(HTTPException)
     def client_error(error):
@@ -255,6 +258,9 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.logger.error("internal error on %s", request.path)
         if wants_json():
             return jsonify(status="error", error="The server failed; try again later."), 503
-        return render_template("error.html", code=503, message=_("The server failed; try again later.")), 503
+        message = _("The server failed; try again later.")
+        if wants_text():
+            return Response(f"{message}\n", status=503, mimetype="text/plain")
+        return render_template("error.html", code=503, message=message), 503
 
     return app

@@ -25,11 +25,15 @@ def secrets_match(given: str, expected: str) -> bool:
 def same_origin() -> bool:
     """Browsers send Origin (or Referer) on a form POST; another site's must not pass.
     Under the pages' ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null``:
-    then, as without the header, the form's own key decides (the caller's check)."""
+    then, as without the header, the form's own key decides (the caller's check).
+    A header that is no URL (``http://[x``) is no origin of this site."""
     origin = request.headers.get("Origin") or request.headers.get("Referer")
     if origin in (None, "null"):
         return True
-    return urlsplit(origin).netloc == request.host
+    try:
+        return urlsplit(origin).netloc == request.host
+    except ValueError:
+        return False
 
 
 def _serializer() -> URLSafeTimedSerializer:

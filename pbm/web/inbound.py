@@ -59,7 +59,7 @@ def _check_mailgun(settings, form, server) -> str | None:
         abort(403, "The Mailgun signature does not match.")
     try:
         fresh = abs(time.time() - int(timestamp)) <= MAILGUN_MAX_AGE
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, or one beyond any time
         fresh = False
     if not fresh:
         abort(403, "The Mailgun signature is too old.")
