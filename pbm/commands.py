@@ -292,7 +292,7 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
                    and not v.startswith("-")), None)
     if len(users) > 2 and spaced:  # "-size 7": the value is no third player
         raise CommandError(lazy_gettext("Write an option's value after '=', with no space: %(option)s=%(value)s.",
-                                        option=spaced[0], value=spaced[1]), USAGE["challenge"])
+                                        option=as_typed(spaced[0]), value=as_typed(spaced[1])), USAGE["challenge"])
     if len(users) != 2:
         raise CommandError(lazy_gettext("A challenge names exactly two players: the one who moves first, then "
                                         "the other."), USAGE["challenge"])
@@ -310,7 +310,7 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
         if key not in SERVER_OPTIONS:
             raise CommandError(lazy_gettext("--%(key)s is not a server option; use --nagtime=D or --expiretime=D.",
-                                            key=key), USAGE["challenge"])
+                                            key=as_typed(key)), USAGE["challenge"])
         try:
             days = float(value)
         except ValueError:

@@ -162,7 +162,7 @@ def test_a_refused_abbreviation_is_stored_without_its_password(line, stored):
     ("drago\u202ens", "drago\ufffdns"),  # a character that turns the text around is shown as U+FFFD
     ("go\x1b[31m", "go\ufffd[31m"),  # so is a control (a terminal's colour escape)
     ("dragons\\\\", "dragons\\\\"),  # backslashes as typed, not doubled
-    ("o'clock", "o'clock"),  # an apostrophe as typed, the quotes stay double
+    ("o'clo\"ck", "o'clo\"ck"),  # quotes of both kinds as typed, the sentence's stay double
 ])
 def test_a_word_a_refusal_repeats_is_shown_as_typed_in_double_quotes(typed, shown):
     with pytest.raises(CommandError) as error:

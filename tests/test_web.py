@@ -253,7 +253,18 @@ def test_a_host_header_that_is_no_host_name_is_refused_in_plain_text(client, gam
     for path in ("/", "/new", "/games/101", "/play/abc", "/no/such/page"):
         answer = client.get(path, headers={"Host": host})
         assert answer.status_code == 400, path
-        assert answer.mimetype == "text/plain" and answer.get_data(as_text=True).strip().endswith("."), path
+        assert answer.mimetype == "text/plain", path
+        assert answer.get_data(as_text=True) == "The request could not be read; go back and try again.\n", path
+
+
+def test_a_failure_on_a_request_whose_host_is_no_host_name_is_a_plain_503(app, client):
+    @app.before_request
+    def fail():  # whatever fails before the routing's own refusal
+        raise RuntimeError("a failure of the server's own")
+
+    answer = client.get("/", headers={"Host": "x..y"})
+    assert answer.status_code == 503 and answer.mimetype == "text/plain"
+    assert answer.get_data(as_text=True) == "The server failed; try again later.\n"
 
 
 def test_a_malformed_move_number_in_the_form_is_refused_not_ignored(client, server, game):

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import math
 from typing import Any, Hashable, Protocol, Sequence
 
-from .said import GameError, GameText, IllegalMoveError, InvalidMoveError, MoveError, OptionError  # noqa: F401
-from .said import as_typed
+from .said import (  # noqa: F401  (the errors are re-exported)
+    GameError, GameText, IllegalMoveError, InvalidMoveError, MoveError, OptionError, as_typed)
 
 Move = Hashable
 State = Any
@@ -211,7 +211,7 @@ class GameInfo:
         if unknown:
             allowed = ", ".join(f"-{k}" for k in sorted(known)) or GameText("none")
             raise OptionError("%(game)s has no option -%(option)s (options: %(allowed)s).", game=self.title,
-                              option=unknown[0], allowed=allowed)
+                              option=as_typed(unknown[0]), allowed=allowed)
         values = self.defaults()
         values.update({name: known[name].parse(text) for name, text in raw.items()})
         return values

@@ -105,7 +105,7 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str, *, changing
     player = next((p for p in among if p.userid == userid.lower()), None) or by_userid(unit.session, userid)
     if player is None:
         raise PlayerError(lazy_gettext("There is no player called %(userid)s; sign up first with: "
-                                       "signup %(userid)s <password>", userid=userid), usage)
+                                       "signup %(userid)s <password>", userid=as_typed(userid)), usage)
     if changing:  # read afresh under the lock: a signoff just before is seen
         player = lock(unit, player)
     if player.closed_at is not None:

@@ -15,7 +15,7 @@ from ..commands import (Command, CommandError, begins_command, game_of_line, is_
                         split_move_number)
 from ..config import Settings
 from ..db import NeedsLock, refusal_runs_again
-from ..games import MoveError, OptionError, get_game
+from ..games import MoveError, OptionError, as_typed, get_game
 from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
@@ -268,8 +268,8 @@ def read_move(game, state, line: str, comment: str) -> tuple[str, str]:
 
 
 def _shortened(line: str, most: int = 60) -> str:
-    """``line`` as an error sentence quotes it: at most ``most`` characters."""
-    return line if len(line) <= most else line[:most].rstrip() + "..."
+    """``line`` as an error sentence quotes it: at most ``most`` characters, as typed."""
+    return as_typed(line if len(line) <= most else line[:most].rstrip() + "...")
 
 
 def _guarded(unit: Unit, request: Request, line: str | None, action) -> None:

@@ -11,7 +11,7 @@ from ..boardview import BoardView, load_players, load_records, player_name
 from ..gamewords import lazy_sentence
 from ..commands import Command
 from ..usage import USAGE
-from ..games import MoveError, get_game
+from ..games import MoveError, as_typed, get_game
 from ..i18n import LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player
 from . import boards, letters
@@ -70,15 +70,16 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
     for text in command.args:
         if view.outcome is not None:
             raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: the game is over there.",
-                                           move=text), USAGE["preview"])
+                                           move=as_typed(text)), USAGE["preview"])
         if len(game.actors(state)) != 1:  # Go's scoring: marking and agreeing are the players' own
             raise PlayerError(lazy_gettext("The preview cannot go on with %(move)s: the game is being scored "
-                                           "there, and a preview plays moves only.", move=text), USAGE["preview"])
+                                           "there, and a preview plays moves only.", move=as_typed(text)),
+                              USAGE["preview"])
         try:
             move = game.parse_move(text, state)
             state = game.apply(state, game.to_move(state), move)
         except MoveError as error:
-            raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=text,
+            raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=as_typed(text),
                                            error=lazy_sentence(error)), USAGE["preview"]) from None
         played.append(game.format_move(move))
         state, replies = boards.with_forced_replies(game, state)
@@ -113,7 +114,7 @@ def games(unit: Unit, command: Command, comment: str) -> None:
     if command.userid:
         player = s.exec(select(Player).where(Player.userid == command.userid)).first()
         if player is None:
-            raise PlayerError(lazy_gettext("There is no player called %(name)s.", name=command.userid),
+            raise PlayerError(lazy_gettext("There is no player called %(name)s.", name=as_typed(command.userid)),
                               USAGE[command.verb])
         query = query.where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
     which = command.args[0] if command.args else "all"

@@ -26,7 +26,7 @@ from sqlmodel import select
 
 from ..commands import Command
 from ..usage import USAGE
-from ..games import get_game
+from ..games import as_typed, get_game
 from ..i18n import LazyText, lazy_gettext, number
 from ..models import Board, Chat, Player, Subscription, Vacation
 from . import accounts, boards, letters
@@ -191,7 +191,7 @@ def message(unit: Unit, command: Command, comment: str) -> None:
     for name in names:
         found = accounts.by_userid(unit.session, name)
         if found is None:
-            missing.append(lazy_gettext("There is no player called %(name)s.", name=name))
+            missing.append(lazy_gettext("There is no player called %(name)s.", name=as_typed(name)))
         elif found.closed_at is not None:
             missing.append(lazy_gettext("%(userid)s has signed off.", userid=found.userid))
         elif found.email is None:

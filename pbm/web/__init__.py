@@ -8,10 +8,9 @@ import secrets
 from pathlib import Path
 
 from flask import Flask, Response, abort, current_app, g, jsonify, render_template, request, url_for
-from flask.globals import request_ctx
 from flask_babel import Babel, get_locale
 from markupsafe import Markup
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import BadHost, HTTPException
 
 from .. import i18n
 from ..gamewords import game_sentence, speaks_current_language
@@ -227,16 +226,16 @@ def create_app(overrides: dict | None = None) -> Flask:
 
     def wants_text() -> bool:
         """A board's text or record (``.txt``, ``.sgf``): its error is a plain sentence
-        too; and any refusal of a request whose Host could not be read (no URL can be
-        built for a page then: the request's URL adapter is None)."""
-        return request.path.endswith((".txt", ".sgf")) or request_ctx.url_adapter is None
+        too; and any answer to a request whose Host routing could not read (no URL can be
+        built for a page then, so no error page either)."""
+        return request.path.endswith((".txt", ".sgf")) or isinstance(request.routing_exception, BadHost)
 
     @app.errorhandler(HTTPException)
     def client_error(error):
         """Any refusal (4xx), with the route's own sentence or, for Werkzeug's own
         (an unknown address, a method a route does not take ...), ours: as JSON on
-        the webhook and ``.json``, as plain text on ``.txt`` and ``.sgf``, else as a
-        page in the request's language."""
+        the webhook and ``.json``, as plain text on ``.txt`` and ``.sgf`` and when the
+        Host could not be read (``wants_text``), else as a page in the request's language."""
         if error.code is None or error.code < 400:  # a redirect Werkzeug's routing asks for
             return error
         headers = [(name, value) for name, value in error.get_headers() if name.lower() != "content-type"]

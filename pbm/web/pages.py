@@ -198,8 +198,8 @@ def switch_language(code: str):
     """The language switch (a plain link on every page): remember ``code`` in the
     ``lang`` cookie and go back to ``?next=`` (a path on this site)."""
     if code not in i18n.LANGUAGES:
-        abort(404, _("There is no language %(code)s here; choose one of %(known)s.",
-                     code=code[:10], known=", ".join(i18n.LANGUAGES)))
+        abort(404, _("There is no language \"%(code)s\" here; choose one of %(known)s.",
+                     code=as_typed(code[:10]), known=", ".join(i18n.LANGUAGES)))
     response = redirect(local_path(request.args.get("next", "/")), code=303)
     response.set_cookie(LANGUAGE_COOKIE, code, max_age=LANGUAGE_COOKIE_DAYS * 24 * 3600, secure=request.is_secure,
                         httponly=True, samesite="Lax")

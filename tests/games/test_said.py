@@ -15,7 +15,7 @@ def test_as_typed_keeps_what_shows_and_marks_what_does_not():
     ("go", "castle\u202e", "\"castle\ufffd\" is not a point"),
     ("go", "D4 \u202eE5", "\"D4 \ufffdE5\" is not a Go move"),
     ("greatkingdom", "Z\x1b9", "\"Z\ufffd9\" is not a point"),
-    ("twotigers", "q'9-b4", "\"q'9\" is not a point"),
+    ("twotigers", "q'\"9-b4", "\"q'\"9\" is not a point"),
     ("dragons", "7ne:\u202eB2", "\"7ne:\ufffdB2\" is not a Dragons move"),
 ])
 def test_a_move_that_is_no_move_is_repeated_as_typed(game_name, typed, sentence):
