@@ -160,7 +160,13 @@ def cmd_ingest(args) -> int:
     from .service.errors import ANSWERS, EX_TEMPFAIL
 
     try:
-        raw = open(args.file, "rb").read() if args.file and args.file != "-" else sys.stdin.buffer.read()
+        if args.file and args.file != "-":
+            raw = open(args.file, "rb").read()
+        elif sys.stdin is None:  # started with standard input closed (<&-)
+            print("pbm ingest: standard input is closed: no mail to read; nothing was handled", file=sys.stderr)
+            return EX_NOINPUT
+        else:
+            raw = sys.stdin.buffer.read()
     except OSError as error:
         print(f"pbm ingest: cannot read {args.file} ({error.strerror}); nothing was handled", file=sys.stderr)
         return EX_NOINPUT

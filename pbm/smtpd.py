@@ -6,12 +6,19 @@ import asyncio
 import logging
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP
 
 from .service import Service, Status
 from .service.errors import ANSWERS
 
 log = logging.getLogger(__name__)
 MAX_RECIPIENTS = 100  # a message's RCPT TOs (RFC 5321 4.5.3.1.8: what every server must take); more get 452
+# Sessions at once: each may hold a message of up to max_message_bytes (several copies of it
+# while it is read), so their number bounds the listener's memory; one more gets 421 (try later).
+MAX_SESSIONS = 20
+# Commands a session may give before it gets 421 and is closed (aiosmtpd's command_call_limit):
+# a client repeating NOOP or RSET without end would keep the listener's one loop busy.
+COMMAND_LIMITS = {"NOOP": 20, "RSET": 50, "VRFY": 5, "EXPN": 5, "HELP": 5, "*": 1000}
 
 
 class InboundHandler:
@@ -46,6 +53,41 @@ class InboundHandler:
         return result.answer.smtp
 
 
+class _Session(SMTP):
+    """aiosmtpd's protocol, one a connection, refusing a connection over MAX_SESSIONS."""
+
+    def __init__(self, handler, open_sessions: list[int], **kwargs):
+        super().__init__(handler, **kwargs)
+        self._open_sessions = open_sessions  # one count shared by the listener's sessions
+        self._refused = False
+
+    def connection_made(self, transport) -> None:
+        if self.transport is None and self._open_sessions[0] >= MAX_SESSIONS:  # not STARTTLS's second call
+            self._refused = True
+            transport.write(b"421 4.3.2 Too many connections; try again later\r\n")
+            transport.close()
+            return
+        if self.transport is None:
+            self._open_sessions[0] += 1
+        super().connection_made(transport)
+
+    def connection_lost(self, error) -> None:
+        if self._refused:
+            return
+        self._open_sessions[0] -= 1
+        super().connection_lost(error)
+
+
+class _Listener(Controller):
+    def __init__(self, handler, **kwargs):
+        super().__init__(handler, **kwargs)
+        self._open_sessions = [0]  # counted in the listener's one event loop
+
+    def factory(self) -> SMTP:
+        return _Session(self.handler, self._open_sessions, **self.SMTP_kwargs)
+
+
 def controller(server: Service, host: str, port: int) -> Controller:
-    return Controller(InboundHandler(server), hostname=host, port=port,
-                      data_size_limit=server.settings.max_message_bytes + 64 * 1024)
+    return _Listener(InboundHandler(server), hostname=host, port=port,
+                     data_size_limit=server.settings.max_message_bytes + 64 * 1024,
+                     command_call_limit=COMMAND_LIMITS)

@@ -213,6 +213,13 @@ def test_ingest_of_a_file_it_cannot_read_exits_66_with_a_sentence(env, tmp_path)
         assert "Traceback" not in result.stderr.decode()
 
 
+def test_ingest_with_standard_input_closed_exits_66_with_a_sentence(env):
+    result = subprocess.run([sys.executable, "-m", "pbm.cli", "ingest"], env=env, capture_output=True, timeout=60,
+                            preexec_fn=lambda: os.close(0))  # as `pbm ingest <&-` starts it
+    assert result.returncode == 66
+    assert result.stderr.decode() == "pbm ingest: standard input is closed: no mail to read; nothing was handled\n"
+
+
 def test_a_setting_pbm_cannot_use_stops_each_command_with_a_sentence(env):
     bad = {**env, "PBM_SMTP_PORT": "abc"}
     sentence = "PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'abc' (set in the environment)."

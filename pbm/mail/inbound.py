@@ -270,7 +270,8 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     # In its angle brackets whether or not the sender wrote them: "a@b" repeats "<a@b>". An id
     # the server could not write back into its answer's In-Reply-To is known by the mail's bytes.
     bare = "".join(_clean(str(message.get("Message-ID", ""))[:1000]).split()).strip("<>")[:253]
-    message_id = safe_message_id(f"<{bare}>") or synthetic_message_id(raw, bool(bare or message.get("Date")))
+    message_id = safe_message_id(f"<{bare}>") or synthetic_message_id(as_sent(raw),
+                                                                      bool(bare or message.get("Date")))
     return InboundMail(
         message_id=message_id,
         sender=sender,
@@ -313,6 +314,17 @@ def automatic_reason(message: Message, sender: str) -> str | None:
     if message.get_content_type() == "multipart/report":
         return "delivery report"
     return None
+
+
+# The trace fields each delivery puts above a mail (RFC 5321 4.4 and the MTAs' own): they
+# differ between two deliveries of one mail (by another relay, through another door).
+_TRACE_FIELDS = re.compile(
+    rb"(?:(?:return-path|received|delivered-to|x-original-to):[^\n]*\n(?:[ \t][^\n]*\n)*)*", re.IGNORECASE)
+
+
+def as_sent(raw: bytes) -> bytes:
+    """The mail as its sender sent it: without the trace fields deliveries put above it."""
+    return raw[_TRACE_FIELDS.match(raw).end():]
 
 
 def synthetic_message_id(raw: bytes, repeatable: bool) -> str:
