@@ -215,6 +215,9 @@ def _schema_ready(server, program: str) -> bool:
     try:
         problem = schema_problem(server.engine)
     except DBAPIError as error:
+        if program == "pbm ingest":  # one mail, not a server that starts: the MTA keeps it
+            print(f"{program}: the database cannot be reached ({error.__class__.__name__})", file=sys.stderr)
+            return False
         waits = "its jobs wait" if program == "pbm scheduler" else "every mail is answered busy"
         print(f"{program}: the database cannot be reached yet ({error.__class__.__name__}); starting anyway, "
               f"and {waits} until it can", file=sys.stderr)
