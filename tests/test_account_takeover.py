@@ -206,3 +206,20 @@ def test_a_mailbox_is_asked_for_confirmation_three_times_a_day_whatever_its_tags
         result = players.send("bob@players.test", f"add bob bobpw {address}")
         assert result.status == ("applied" if n < 3 else "rejected"), (address, result.error)
     assert "was asked for confirmation 3 times today already" in result.error
+
+
+def test_an_account_made_meanwhile_from_the_same_address_is_refused_not_renamed(players, server):
+    # On PostgreSQL two signups from one address at once may both find it free; the later
+    # one then meets the earlier one's committed account as it makes its own.
+    from pbm.service import accounts as service_accounts
+    from pbm.service.errors import PlayerError
+    from pbm.service.unit import run
+
+    assert players.send("dave@players.test", "signup dave davepw").status == "applied"
+
+    def later_signup(unit):
+        service_accounts.make_account(unit, "dave2", "dave@players.test", "a-hash")
+
+    with pytest.raises(PlayerError, match="dave@players.test already belongs to the userid dave."):
+        run(server.engine, server.settings, later_signup)
+    assert accounts(server)["dave"] == ("dave@players.test", False) and "dave2" not in accounts(server)

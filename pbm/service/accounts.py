@@ -184,17 +184,27 @@ def address_is_free(unit: Unit, address: str, owner: Player | None) -> None:
         return
     other = by_address(unit.session, address)
     if other and other != owner and not (other.invited and owner is None):
-        raise PlayerError(lazy_gettext("%(address)s already belongs to the userid %(userid)s.", address=address,
-                                       userid=other.userid), USAGE["change"])
+        raise _taken(address, other)
+
+
+def _taken(address: str, other: Player) -> PlayerError:
+    return PlayerError(lazy_gettext("%(address)s already belongs to the userid %(userid)s.", address=address,
+                                    userid=other.userid), USAGE["change"])
 
 
 def make_account(unit: Unit, userid: str, address: str, password_hash: str) -> None:
     """Make the account (or let an invited player claim the one a challenge made,
     with its games) and welcome the address. A From can be forged: the welcome's
     reply address lets the address's owner disown an account they did not make
-    (``account_addresses.confirm``)."""
+    (``account_addresses.confirm``). The account found is read afresh under its row
+    lock: on PostgreSQL a signup from the same address may have committed since the
+    caller found the address free, and its account is not claimed but refuses this one."""
     existing = by_address(unit.session, address)
-    if existing:  # an invited player claims the account the challenge made, with its games
+    if existing is not None:
+        existing = lock(unit, existing)
+        if not existing.invited:
+            raise _taken(address, existing)
+        # an invited player claims the account the challenge made, with its games
         existing.userid, existing.invited, existing.password_hash = userid, False, password_hash
     else:
         unit.session.add(Player(userid=userid, email=address, password_hash=password_hash, created_at=unit.now))
