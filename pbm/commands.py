@@ -13,6 +13,7 @@ addresses and moves keep their case.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from dataclasses import dataclass, field
 
 from babel.lists import format_list
@@ -316,7 +317,7 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
         except ValueError:
             raise CommandError(lazy_gettext("--%(key)s needs a number of days, like --%(key)s=5.", key=key),
                                USAGE["challenge"]) from None
-        if not 0 < days <= 365:
+        if not 0 < days <= 365 or not timedelta(days=days):  # what the clock (microseconds) reads as 0 is none
             raise CommandError(lazy_gettext("--%(key)s must be more than 0 and at most 365 days.", key=key),
                                USAGE["challenge"])
         timing[key] = days

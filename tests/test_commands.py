@@ -168,3 +168,11 @@ def test_a_word_a_refusal_repeats_is_shown_as_typed_in_double_quotes(typed, show
     with pytest.raises(CommandError) as error:
         parse_command(f"{typed} show 101")
     assert str(error.value).startswith(f"\"{shown}\" is neither a command nor a game; games are ")
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "366", "1e-320", "5e-324", "1e-12"])
+def test_a_deadline_the_clock_reads_as_no_time_at_all_is_refused(days):
+    # 1e-12 days is 86 nanoseconds: the clock's microseconds read it as 0, a board expired at its start
+    with pytest.raises(CommandError, match="--expiretime must be more than 0 and at most 365 days."):
+        parse_command(f"go challenge alice bob --expiretime={days}")
+    assert parse_command("go challenge alice bob --expiretime=0.00001").timing == {"expiretime": 0.00001}

@@ -93,6 +93,9 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
     (CAROL, "go challenge carol bob -komi=", "-komi needs a value, like -komi=7.5.", "Go error"),
     (CAROL, "greatkingdom challenge carol bob --nagtime=9", "must come before the expiry",
      "Great Kingdom error"),
+    # a reminder and an expiry the clock (microseconds) reads as one moment: no reminder could come first
+    (CAROL, "greatkingdom challenge carol bob --nagtime=1.0000000000001 --expiretime=1.0000000000002",
+     "must come before the expiry", "Great Kingdom error"),
     (BOB, "greatkingdom games alice bob", "games takes one userid, then perhaps a filter (next, active or all); "
      "\"bob\" is neither.", "Great Kingdom error"),
     (BOB, "greatkingdom move 101 bob bobpw X", "\"X\" is not a point; write a column letter and a row number",

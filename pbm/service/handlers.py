@@ -68,7 +68,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     nag = command.timing.get("nagtime", unit.settings.nag_days)
     if "nagtime" not in command.timing and nag >= expire:
         nag = expire / 2  # only the expiry was chosen, shorter than the usual reminder: as the settings do
-    if nag >= expire:
+    if timedelta(days=nag) >= timedelta(days=expire):  # as the deadlines will be, to the microsecond
         raise PlayerError(lazy_gettext("The reminder (--nagtime=%(nag)s) must come before the expiry "
                                        "(--expiretime=%(expire)s).", nag=f"{nag:g}", expire=f"{expire:g}"),
                           USAGE["challenge"])
