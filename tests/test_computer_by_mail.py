@@ -4,6 +4,7 @@ of work as a person; a failing engine leaves the game waiting, never half-applie
 
 import random
 import stat
+import threading
 import time
 
 import pytest
@@ -122,3 +123,42 @@ def test_the_computer_agrees_to_a_new_round_at_once(fast, outbox):
     assert computer.wait_idle(60)
     fresh = board(server, 102)
     assert fresh.status == "active" and fresh.options == board(server).options
+
+
+class _ReleaseHook:
+    """``computer._pending_lock`` with a hook run once right after a computer job
+    releases it: the instant between a job deciding to stop and its end."""
+
+    def __init__(self, hook):
+        self.lock, self.hook = threading.Lock(), hook
+
+    def __enter__(self):
+        self.lock.acquire()
+
+    def __exit__(self, *exc):
+        self.lock.release()
+        hook = self.hook
+        if hook is not None and threading.current_thread().name.startswith("pbm-computer"):
+            self.hook = None
+            hook()
+
+
+def test_a_commit_as_the_computers_job_ends_starts_another_look(fast, monkeypatch):
+    server, mailer = fast
+    assert mailer.send(ALICE, "greatkingdom challenge alice computer -size=5").status == "applied"
+    assert computer.wait_idle(60)
+    with reading(server.engine) as session:
+        seated = {101: (session.get(Board, 101).seat0_id, session.get(Board, 101).seat1_id)}
+    commit = type("Committed", (), {"seated": seated, "settings": server.settings})()  # what ``schedule`` reads
+    looks = []
+
+    def think_and_move(engine, settings, board_id):
+        looks.append(board_id)
+        return False  # nothing to play: the job decides to stop
+
+    monkeypatch.setattr(computer, "think_and_move", think_and_move)
+    monkeypatch.setattr(computer, "_pending_lock", _ReleaseHook(lambda: computer.schedule(server.engine, commit)))
+    computer.schedule(server.engine, commit)
+    assert computer.wait_idle(60)
+    assert computer.wait_idle(60)  # the job the commit started, if it was started after the first wait began
+    assert looks == [101, 101]

@@ -175,6 +175,7 @@ def _safely(engine: Engine, settings: Settings, board_id: int) -> None:
                 continue
             with _pending_lock:  # a commit while this job ran asked for one more look
                 if board_id not in _again:
+                    del _pending[board_id]  # ending: a commit from now on starts a job of its own
                     break
                 _again.discard(board_id)
     except Exception:  # the scheduler's sweep tries again
