@@ -13,8 +13,8 @@ addresses and moves keep their case.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from babel.lists import format_list
 

@@ -62,12 +62,12 @@ class _Session(SMTP):
         self._refused = False
 
     def connection_made(self, transport) -> None:
-        if self.transport is None and self._open_sessions[0] >= MAX_SESSIONS:  # not STARTTLS's second call
-            self._refused = True
-            transport.write(b"421 4.3.2 Too many connections; try again later\r\n")
-            transport.close()
-            return
-        if self.transport is None:
+        if self.transport is None:  # a new connection (aiosmtpd calls this again after STARTTLS)
+            if self._open_sessions[0] >= MAX_SESSIONS:
+                self._refused = True
+                transport.write(b"421 4.3.2 Too many connections; try again later\r\n")
+                transport.close()
+                return
             self._open_sessions[0] += 1
         super().connection_made(transport)
 

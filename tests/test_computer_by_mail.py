@@ -6,6 +6,7 @@ import random
 import stat
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 from sqlmodel import select
@@ -149,7 +150,7 @@ def test_a_commit_as_the_computers_job_ends_starts_another_look(fast, monkeypatc
     assert computer.wait_idle(60)
     with reading(server.engine) as session:
         seated = {101: (session.get(Board, 101).seat0_id, session.get(Board, 101).seat1_id)}
-    commit = type("Committed", (), {"seated": seated, "settings": server.settings})()  # what ``schedule`` reads
+    commit = SimpleNamespace(seated=seated, settings=server.settings)  # what ``schedule`` reads of a unit
     looks = []
 
     def think_and_move(engine, settings, board_id):
@@ -160,5 +161,5 @@ def test_a_commit_as_the_computers_job_ends_starts_another_look(fast, monkeypatc
     monkeypatch.setattr(computer, "_pending_lock", _ReleaseHook(lambda: computer.schedule(server.engine, commit)))
     computer.schedule(server.engine, commit)
     assert computer.wait_idle(60)
-    assert computer.wait_idle(60)  # the job the commit started, if it was started after the first wait began
+    assert computer.wait_idle(60)  # the job the commit started as the first one ended
     assert looks == [101, 101]

@@ -1,9 +1,6 @@
 """With any webhook key or secret set, every form of the webhook is verified, and a
 Mailgun signature (its token) is accepted once."""
 
-import hashlib
-import hmac
-
 import pytest
 
 from .conftest import make_mail
@@ -40,7 +37,5 @@ def test_a_mailgun_token_is_accepted_once(mailgun_client):
 
 @pytest.mark.parametrize("timestamp", ["9" * 400, "-" + "9" * 400])  # beyond what a float holds
 def test_a_signed_timestamp_beyond_any_time_is_too_old_not_a_failure(mailgun_client, timestamp):
-    fields = mailgun_fields(timestamp=timestamp, token="u" * 50)
-    fields["signature"] = hmac.new(b"mg-key", (timestamp + fields["token"]).encode(), hashlib.sha256).hexdigest()
-    answer = mailgun_client.post("/inbound/email", data=fields)
+    answer = mailgun_client.post("/inbound/email", data=mailgun_fields(timestamp=timestamp))  # signed with it
     assert answer.status_code == 403 and answer.json["error"] == "The Mailgun signature is too old."
