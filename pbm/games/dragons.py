@@ -241,6 +241,17 @@ class Dragons(TurnBased):
 
     # -- rules -------------------------------------------------------------
 
+    def check_shape(self, state: DragonsState, move) -> None:
+        """Raise IllegalMoveError unless ``move`` is (tile number, direction, orientation) in range:
+        parse_move makes only such moves; this guards apply() against one built elsewhere."""
+        if not (isinstance(move, tuple) and len(move) == 3 and all(type(part) is int for part in move)
+                and 0 <= move[1] < len(DIRECTIONS) and 0 <= move[2] < len(ORIENTATIONS)):
+            raise IllegalMoveError("\"%(text)s\" is not a Dragons move: write a cell and an orientation, like 7ne:B2 "
+                                   "(cell 7ne, back turned twice).", text=str(move))
+        if not 1 <= move[0] <= len(state.tiles):
+            raise IllegalMoveError("There is no tile %(number)s; the tiles are numbered 1 to %(last)s.",
+                                   number=move[0], last=len(state.tiles))
+
     def check(self, state: DragonsState, cell: Cell, orientation: int) -> None:
         """Raise IllegalMoveError unless the tile may go there now."""
         name = state.name(cell)
@@ -262,6 +273,7 @@ class Dragons(TurnBased):
 
     def apply(self, state: DragonsState, side: int, move) -> DragonsState:
         self.guard(state, side)
+        self.check_shape(state, move)
         cell = self.cell_of(move, state)
         if cell in state.at:
             raise IllegalMoveError("%(move)s: that cell is already tile %(tile)s.", move=self.format_move(move),

@@ -31,7 +31,7 @@ from .base import (
 )
 from .go_board import area_owners, area_score, group_and_liberties, has_liberty, star_points
 from .go_positions import BLACK, EMPTY, WHITE, PositionHistory, zobrist
-from .grid import grid_neighbours as neighbours, parse_point, point_name, square_diagram
+from .grid import board_point, grid_neighbours as neighbours, parse_point, point_name, square_diagram
 from .said import as_typed
 
 SIZES = (9, 13, 19)
@@ -150,7 +150,7 @@ class Go(Declared):
             raise IllegalMoveError("This game is over; no more moves can be played.")
         if state.phase == SCORING:
             return self._scoring(state, side, move)
-        if move in (DONE, RESUME) or (isinstance(move, tuple) and move[0] == "mark"):
+        if move in (DONE, RESUME) or (isinstance(move, tuple) and move[:1] == ("mark",)):
             raise IllegalMoveError("%(move)s belongs to the scoring, which opens after two passes in a row.",
                                    move=self.format_move(move))
         if side != state.turn:
@@ -171,7 +171,7 @@ class Go(Declared):
 
     def _place(self, state: GoState, side: int, move) -> tuple[tuple[int, ...], int, int]:
         """The board and hash after a stone, or IllegalMoveError (occupied, suicide, superko)."""
-        x, y = move
+        x, y = board_point(move, state.size)
         size = state.size
         index = y * size + x
         name = point_name(x, y)
@@ -208,8 +208,8 @@ class Go(Declared):
             if len(confirmed) < 2:
                 return replace(state, confirmed=confirmed)
             return replace(state, confirmed=confirmed, phase=OVER, outcome=self._result(state))
-        if isinstance(move, tuple) and move[0] == "mark":
-            x, y = move[1]
+        if isinstance(move, tuple) and len(move) == 2 and move[0] == "mark":
+            x, y = board_point(move[1], state.size)
             index = y * state.size + x
             if state.board[index] == EMPTY:
                 raise IllegalMoveError("%(point)s is empty; mark a point with a stone of the group you think is "

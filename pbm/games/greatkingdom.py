@@ -21,7 +21,7 @@ from .base import (
     register,
     TurnBased,
 )
-from .grid import flood, grid_neighbours, parse_point_or_pass, point_name, square_diagram
+from .grid import board_point, flood, grid_neighbours, parse_point_or_pass, point_name, square_diagram
 
 EMPTY, BLUE, ORANGE, NEUTRAL = 0, 1, 2, 3
 # What a point holds, as the keyboard cursor says it
@@ -124,8 +124,8 @@ class GreatKingdom(TurnBased):
                                outcome=self._count(state))
             return replace(state, passes=state.passes + 1, turn=other, last=None)
 
-        x, y = move
         size = state.size
+        x, y = board_point(move, size)
         index = y * size + x
         name = point_name(x, y)
         if state.stock[side] == 0:
@@ -170,8 +170,11 @@ class GreatKingdom(TurnBased):
     def _count(self, state: GreatKingdomState) -> Outcome:
         blue, orange = self.scores(state)
         winner = 0 if blue - orange >= state.margin else 1
+        # Blue needing ``margin`` more is Orange holding a komi of margin - 1/2, as SGF would
+        # record it: the winner's lead after that komi, never 0 (B+0.5 when Blue makes it exactly)
+        lead = abs(blue - orange - (state.margin - 0.5))
         return Outcome(winner, GameText("territory after two passes (Blue needs %(margin)s more)", margin=state.margin),
-                       f"Blue {blue}, Orange {orange}", "score", blue - orange)
+                       f"Blue {blue}, Orange {orange}", "score", lead)
 
     def legal_moves(self, state: GreatKingdomState) -> list:
         if state.outcome:

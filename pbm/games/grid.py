@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .base import InvalidMoveError
+from .base import IllegalMoveError, InvalidMoveError
 from .said import as_typed
 
 
@@ -55,6 +55,16 @@ def parse_point(text: str, size: int) -> tuple[int, int]:
         last = point_name(size - 1, size - 1)
         raise InvalidMoveError("%(point)s is off the board; points run from A1 to %(last)s.", point=t, last=last)
     return x, y
+
+
+def board_point(move, size: int) -> tuple[int, int]:
+    """``move`` if it is a point ``(x, y)`` of a ``size`` x ``size`` board; IllegalMoveError
+    otherwise. parse_move checks the range already: this guards apply() against a move
+    built elsewhere, which would otherwise wrap round the board or fail with IndexError."""
+    if isinstance(move, tuple) and len(move) == 2 and all(type(c) is int and 0 <= c < size for c in move):
+        return move
+    raise IllegalMoveError("%(point)s is off the board; points run from A1 to %(last)s.", point=str(move),
+                           last=point_name(size - 1, size - 1))
 
 
 def parse_point_or_pass(text: str, size: int, title: str, example: str):

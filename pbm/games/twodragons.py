@@ -22,7 +22,7 @@ from .base import (
     register,
     TurnBased,
 )
-from .grid import flood, parse_point_or_pass, point_name, square_diagram
+from .grid import board_point, flood, parse_point_or_pass, point_name, square_diagram
 
 EMPTY, WHITE, BLACK = 0, 1, 2
 # What a point holds, as the keyboard cursor says it
@@ -183,7 +183,7 @@ class TwoDragons(TurnBased):
             if all(passed):
                 return replace(state, passed=passed, last=None, outcome=self._score(state))
             return replace(state, passed=passed, turn=1 - side, last=None)
-        x, y = move
+        x, y = board_point(move, state.size)
         try:
             self.check(state, side, x, y)
         except IllegalMoveError as error:

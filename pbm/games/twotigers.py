@@ -168,6 +168,9 @@ class TwoTigers(TurnBased):
 
     def apply(self, state: TwoTigersState, side: int, move: tuple[int, ...]) -> TwoTigersState:
         self.guard(state, side)
+        for point in move if isinstance(move, tuple) and len(move) >= 2 else (move,):
+            if type(point) is not int or not 0 <= point < SIZE * SIZE:  # a move parse_move did not make
+                raise IllegalMoveError("\"%(text)s\" is not a point; points run from a1 to e5.", text=str(point))
         board = list(state.board)
         if side == GOATS:
             self._check_goat(state, move)

@@ -74,6 +74,26 @@ def test_finished_game_accepts_no_move(name):
 
 
 @pytest.mark.parametrize("name", GAMES)
+def test_a_move_off_the_board_is_refused_not_wrapped(name):
+    """apply() gets its moves from parse_move, which checks the range; a move built elsewhere
+    with a part out of range (or of the wrong shape) is refused too, never wrapped round the
+    board, never read from the end of a list, never an IndexError."""
+    game = REGISTRY[name]
+    state = game.initial_state(game.parse_options({}))
+    side = game.actors(state)[0]
+    legal = next(m for m in game.legal_moves(state) if isinstance(m, tuple))
+    for i in range(len(legal)):
+        for wrong in (-1, 99, 400):
+            move = legal[:i] + (wrong,) + legal[i + 1:]
+            with pytest.raises(IllegalMoveError) as error:
+                game.apply(state, side, move)
+            assert str(error.value).endswith("."), (move, str(error.value))
+    for junk in ((), ("x", "y"), "xyzzy"):
+        with pytest.raises(IllegalMoveError):
+            game.apply(state, side, junk)
+
+
+@pytest.mark.parametrize("name", GAMES)
 def test_garbage_is_refused_with_a_sentence(name):
     game = REGISTRY[name]
     state = game.initial_state(game.parse_options({}))

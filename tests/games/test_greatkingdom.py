@@ -149,7 +149,7 @@ def test_two_passes_blue_needs_three_more_points():
     blue, orange = GK.scores(state)
     assert (blue, orange) == (9, 12)
     ended = play(state, "pass", "pass")
-    assert ended.outcome == Outcome(1, "territory after two passes (Blue needs 3 more)", "Blue 9, Orange 12", "score", -3)
+    assert ended.outcome == Outcome(1, "territory after two passes (Blue needs 3 more)", "Blue 9, Orange 12", "score", 5.5)
     state = position("""
         . . . . B O . . .
         . . . . B O . . .
@@ -161,8 +161,10 @@ def test_two_passes_blue_needs_three_more_points():
         . . . . . . . . .
         . . . . . . . . .""")
     assert GK.scores(state) == (12, 9)
-    assert play(state, "pass", "pass").outcome.winner == 0
-    assert play(replace(state, margin=4), "pass", "pass").outcome.winner == 1
+    made_it = play(state, "pass", "pass").outcome
+    assert (made_it.winner, made_it.margin) == (0, 0.5)  # the margin is the winner's lead, as SGF's B+0.5
+    short = play(replace(state, margin=4), "pass", "pass").outcome
+    assert (short.winner, short.margin) == (1, 0.5)
 
 
 def test_a_move_between_passes_resets_the_count():
