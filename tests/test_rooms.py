@@ -3,6 +3,7 @@ form, a same-device board acting for the side to act, a friend's invitation (joi
 rejoin, a full room, a closed one, link previewers), games against the computer,
 the invitation mail and its limit, expiry, and bad input answered with a sentence."""
 
+import random
 import re
 import threading
 from datetime import timedelta
@@ -13,6 +14,7 @@ from sqlmodel import select
 
 from pbm import create_app
 from pbm.db import reading
+from pbm.games import get_game
 from pbm.models import Board, MoveRecord, Player, Room, utcnow
 from pbm.service import computer, rooms
 
@@ -625,6 +627,46 @@ def test_browser_seats_go_by_their_chosen_names_in_lists_records_and_refusals(cl
     assert "PB[Ada]" in sgf and "PW[Grace]" in sgf
     assert server.play_by_token(board.token1, "E5").error == (
         f"It is not your turn on board {board.id}: it is Ada's turn (Black).")
+
+
+def test_a_second_new_round_request_names_the_other_seat_as_it_chose(app, client, server):
+    play = start(client, mode="friend", game="greatkingdom", size="5", name="Ada", guest_name="Grace")
+    board = board_of(server, play)
+    app.test_client().get(invite_of(client, play))  # Grace takes her seat
+    played(client, play, "resign")
+    shown = client.get(play).get_data(as_text=True)
+    form = {"csrf": re.search(r'name="csrf" value="([0-9a-f]+)"', shown).group(1), "move": "newround",
+            "number": re.search(r'name="number" value="(\d+)"', shown).group(1)}
+    assert client.post(play, data=form).status_code == 303
+    again = client.post(play, data=form)  # the form sent again, say from the browser's history
+    assert again.status_code == 422
+    assert error_of(again) == (f"You have already asked for a new round of board {board.id}; it starts when Grace "
+                               "agrees.")
+
+
+def test_a_move_the_server_plays_for_a_browser_seat_names_it_as_it_chose(app, client, server, players, outbox):
+    """2 Dragons on 9x9: once a side has no point left in sight, the server passes for it
+    and tells the board's watchers so, by the names the seats chose."""
+    play = start(client, mode="friend", game="twodragons", size="9", name="Ada", guest_name="Grace")
+    board = board_of(server, play)
+    app.test_client().get(invite_of(client, play))
+    watcher = "alice@players.test"
+    assert players.send(watcher, f"twodragons subscribe {board.id} alice alicepw").status == "applied"
+    game, rng, told = get_game("twodragons"), random.Random(0), None
+    for _ in range(120):
+        with reading(server.engine) as session:
+            now = session.get(Board, board.id)
+        state = game.from_json(now.state)
+        seat = game.to_move(state)
+        point = rng.choice([m for m in game.legal_moves(state) if m != "pass"])
+        assert server.play_by_token((now.token0, now.token1)[seat], game.format_move(point)).error is None
+        told = next((body(m) for m in outbox.to(watcher) if "had no other move" in body(m)), None)
+        if told:
+            break
+    assert told is not None, "no forced pass happened"
+    sentence = re.search(r"(\S+) had no other move: the server played pass for them", told)
+    assert sentence.group(1) in ("Ada", "Grace")
+    assert "guest-" not in told
 
 
 def test_no_account_takes_a_userid_of_the_browser_seats_kind(players):

@@ -5,6 +5,7 @@ it was cancelled, a player has signed off, or nobody took its room's invitation.
 
 from __future__ import annotations
 
+from ..boardview import player_name
 from ..games import Outcome, get_game
 from ..i18n import lazy_gettext
 from ..models import Board
@@ -36,14 +37,14 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
         raise PlayerError(lazy_gettext("Nobody took the invitation of board %(board)s before its game ended, so it "
                                        "gets no new round; start a new game.", board=board.id),
                           lazy_gettext("a new game from the page /new"))
-    gone = [player.userid for player in players if player.closed_at is not None]
+    gone = [player_name(player) for player in players if player.closed_at is not None]
     if gone:
         raise PlayerError(lazy_gettext("%(name)s has signed off, so board %(board)s gets no new round; challenge "
                                        "someone else to a new game.", name=gone[0], board=board.id),
                           USAGE["challenge"])
     if board.newround_votes & 1 << seat:
         raise PlayerError(lazy_gettext("You have already asked for a new round of board %(board)s; it starts when "
-                                       "%(other)s agrees.", board=board.id, other=players[1 - seat].userid))
+                                       "%(other)s agrees.", board=board.id, other=player_name(players[1 - seat])))
     board.newround_votes |= 1 << seat
     if players[1 - seat].userid == COMPUTER or (room is not None and room.mode == SAME_DEVICE):
         board.newround_votes = 0b11  # the computer is always ready; on one screen both sides asked
@@ -53,7 +54,8 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
         for reader, player in enumerate(players):
             letters.send(unit, player.email, "newround_asked", board=board,
                          reply_to=letters.player_reply_to(unit, board, reader), game=game,
-                         asker=players[seat].userid, asking=reader == seat, other=players[1 - seat].userid)
+                         asker=player_name(players[seat]), asking=reader == seat,
+                         other=player_name(players[1 - seat]))
         return
     new = boards.new_board(unit, game, board.options, players, board.nag_days, board.expire_days)
     new.room_id = board.room_id  # a browser game's rounds stay in its room
