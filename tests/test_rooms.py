@@ -482,6 +482,24 @@ def test_unnamed_seats_are_named_in_each_readers_language(client, server):
     assert "Spieler (Schwarz) gegen computer (Weiß). Du spielst Spieler (Schwarz)." in shown
 
 
+@pytest.mark.parametrize("fields, german, english", [
+    ({"guest_name": "Gastgeber"}, "beide heißen Gastgeber", "both are Gastgeber"),  # beside an unnamed host
+    ({"name": "gast", "mode": "same-device"}, "beide heißen gast", "both are gast"),  # beside an unnamed guest
+    ({"guest_name": "Host"}, "beide heißen Gastgeber", "both are Host"),  # the word is the unnamed seat's
+])
+def test_two_seats_that_one_language_would_name_alike_are_refused(client, server, fields, german, english):
+    """An unnamed seat is named in each reader's language, so a typed name clashes with
+    it where one language would show both seats by the same word."""
+    fields = {"game": "go", "mode": "friend", **fields}
+    for accept, said in (("de", german), ("en", english)):
+        refused = client.post("/new", data=fields, headers={"Accept-Language": accept})
+        assert refused.status_code == 400 and said in error_of(refused)
+    with reading(server.engine) as session:
+        assert session.exec(select(Board)).first() is None
+    shown = page(client.get(start(client, mode="friend", name="Gastgeberin"), headers={"Accept-Language": "de"}))
+    assert "Gastgeberin (Schwarz) gegen Gast (Weiß)" in shown  # a name near the word is not the word
+
+
 def test_a_same_device_page_speaks_to_both_sides(client, server):
     shown = page(client.get(start(client, name="Ada", guest_name="Grace")))
     assert "Ada (Black) vs Grace (White)" in shown and "You play" not in shown

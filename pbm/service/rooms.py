@@ -40,7 +40,7 @@ from ..boardview import UNNAMED
 from ..gamewords import game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, as_typed, get_game
-from ..i18n import LazyText, current, gettext, lazy_gettext, number
+from ..i18n import LANGUAGES, LazyText, current, gettext, language as speaking, lazy_gettext, number
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import GUEST_PREFIX, SUBJECT_WORDS
@@ -181,9 +181,9 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
     chosen = _options(found, options)
     host = _name(name, UNNAMED[2] if mode == COMPUTER else UNNAMED[0])
     guest = _name(guest_name, UNNAMED[1]) if mode != COMPUTER else None
-    if guest is not None and host.casefold() == guest.casefold():
+    if guest is not None and (same := _same_name_shown(host, guest)) is not None:
         raise PlayerError(lazy_gettext("The two players need different names (both are %(name)s), or the status "
-                                       "line could not say whose turn it is.", name=host))
+                                       "line could not say whose turn it is.", name=same))
     seat = 0
     if mode == COMPUTER:
         if side not in (None, "", "0", "1"):
@@ -219,6 +219,18 @@ def start(engine: Engine, settings: Settings, *, game: str, mode: str, options: 
         return Started(board.id, board.token(seat), room.invite, host_key)
 
     return run(engine, settings, work, now=now)
+
+
+def _same_name_shown(host: str, guest: str) -> str | None:
+    """The name both seats would go by in some reader's language, or None. An unnamed seat
+    is shown in each reader's language (``player_name``), so a host typing "Gastgeber"
+    beside an unnamed guest clashes for German readers only; the page's language first."""
+    for code in sorted(LANGUAGES, key=lambda code: code != current()):
+        with speaking(code):
+            shown = [gettext(name) if name in UNNAMED else name for name in (host, guest)]
+        if shown[0].casefold() == shown[1].casefold():
+            return shown[0]
+    return None
 
 
 def _refuse_a_players_userid(unit: Unit, chosen: str | None) -> None:
