@@ -14,11 +14,17 @@ Every value can be overridden on the command line or by ``GUNICORN_CMD_ARGS``.
 
 import multiprocessing
 import os
+import sys
 
 bind = os.environ.get("PBM_BIND", "127.0.0.1:5000")
 # Requests are short and part of their time is spent waiting on
 # PostgreSQL, so two workers a core keep the cores busy.
-workers = int(os.environ.get("PBM_WORKERS", 2 * multiprocessing.cpu_count()))
+_workers = os.environ.get("PBM_WORKERS", "").strip() or str(2 * multiprocessing.cpu_count())
+if not (_workers.isascii() and _workers.isdigit() and 1 <= int(_workers) <= 1000):  # 0 would serve nobody
+    print(f"pbm (gunicorn): PBM_WORKERS must be a whole number from 1 to 1000, not {_workers[:40]!r} (set in the "
+          "environment).", file=sys.stderr)
+    sys.exit(78)
+workers = int(_workers)
 # Live pages hold a connection and a thread each for up to 25 s
 # (pbm.web.live.MAX_STREAMS per process): threads, not sync workers, so an open
 # page never blocks a move. 64 threads = 56 live pages + 8 for everything else.

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from .config import SettingsError, load_settings
+from .config import SettingsError, load_settings, web_address
 
 EX_NOINPUT = 66  # sysexits: an input file did not exist or was not readable
 EX_CONFIG = 78  # sysexits: a configuration error
@@ -46,6 +46,9 @@ def cmd_serve(args) -> int:
     # Links in mails point at this server unless base_url is set (PBM_BASE_URL or a settings file).
     own_url = None if "base_url" in configured.configured else own_address(args.host, args.port)
     overrides = {"base_url": own_url} if own_url else None
+    if own_url and not web_address(own_url):  # no web address has this host (x?y): nor has this machine
+        print(f"pbm serve: cannot listen on {args.host}:{args.port}; " + _listen_advice(None, ""), file=sys.stderr)
+        return 1
     if args.listen_fds:  # one of the workers of a `pbm serve --workers N`
         return serving.run_worker(create_app(overrides), args.listen_fds, args.lifeline_fd, args.threads)
     try:
@@ -58,6 +61,8 @@ def cmd_serve(args) -> int:
                 sys.executable, "-m", "pbm.cli", "serve", "--host", args.host, "--port", str(args.port),
                 "--threads", str(args.threads)])
             server = Service(load_settings(overrides))
+    except SettingsError:
+        raise  # (a ValueError too) said by main as a setting
     except (OSError, ValueError) as error:  # waitress: ValueError for a host it cannot resolve
         print(f"pbm serve: cannot listen on {args.host}:{args.port} ({getattr(error, 'strerror', None) or error}); "
               + _listen_advice(error, "--port (make run PORT=...)"), file=sys.stderr)
@@ -84,12 +89,10 @@ def cmd_serve(args) -> int:
              if listener else "")
           + f"  Outgoing mail:     {settings.mail_backend}"
           + (f" in {settings.maildir}/new" if settings.mail_backend == "maildir" else "")
-          + f"\n  Database:          {settings.database_url}"
+          + f"\n  Database:          {settings.shown_database_url}"
           + f"\n  Links in mails:    {settings.base_url}/ (PBM_BASE_URL sets them)\n", flush=True)
-    if args.first_steps:
-        text = open(args.first_steps).read()
-        print(text.replace("{web}", f"http://{args.host}:{args.port}").replace("{smtp}", f"{args.host}:{args.smtp_port}")
-              .replace("{outbox}", settings.maildir), flush=True)
+    if args.first_steps:  # make run's guide (deploy/first-game.txt)
+        _print_first_steps(args, settings)
     signal.signal(signal.SIGTERM, _interrupt)  # systemd's stop: end like Ctrl-C, quietly
     try:
         serving.serve_until_stopped(web)
@@ -99,6 +102,20 @@ def cmd_serve(args) -> int:
         if listener:
             listener.stop()
     return 0
+
+
+def _print_first_steps(args, settings) -> None:
+    """The guide ``make run`` prints, with this server's addresses filled in."""
+    try:
+        with open(args.first_steps) as guide:
+            text = guide.read()
+    except OSError as error:  # a missing guide costs the guide, not the server
+        print(f"pbm serve: cannot read {args.first_steps} ({error.strerror})", file=sys.stderr)
+        return
+    for name, value in (("web", f"http://{args.host}:{args.port}"), ("smtp", f"{args.host}:{args.smtp_port}"),
+                        ("server", settings.server_address), ("outbox", settings.maildir)):
+        text = text.replace("{" + name + "}", value)
+    print(text, flush=True)
 
 
 def _listen_smtp(server, host: str, port: int, command: str, option: str):
@@ -112,15 +129,16 @@ def _listen_smtp(server, host: str, port: int, command: str, option: str):
         print(f"{command}: cannot listen for SMTP on {host}:{port} ({error}); " + _listen_advice(error, option),
               file=sys.stderr)
         listener.stop()
+        listener.loop.close()  # aiosmtpd leaves a loop that never bound open; unclosed, its collection may fail loudly
         return None
     return listener
 
 
-def _listen_advice(error: BaseException, port_option: str) -> str:
+def _listen_advice(error: BaseException | None, port_option: str) -> str:
     """What to change when a listener cannot start: the port when it is taken,
     otherwise the host (an address this machine does not have, or a name it cannot
     resolve)."""
-    while error.__cause__ is not None and not isinstance(error, OSError):
+    while error is not None and error.__cause__ is not None and not isinstance(error, OSError):
         error = error.__cause__
     if isinstance(error, OSError) and error.errno in (errno.EADDRINUSE, errno.EACCES):
         return f"choose another port with {port_option}."
@@ -130,9 +148,15 @@ def _listen_advice(error: BaseException, port_option: str) -> str:
 def cmd_db_upgrade(args) -> int:
     from .migrate import upgrade
 
+    from .migrate import SchemaError
+
     settings = load_settings()
-    upgrade(settings.database_url)
-    print(f"database is up to date: {settings.database_url}")
+    try:
+        upgrade(settings.database_url)
+    except SchemaError as error:
+        print(f"pbm db upgrade: {error}", file=sys.stderr)
+        return 1
+    print(f"database is up to date: {settings.shown_database_url}")
     return 0
 
 
@@ -181,13 +205,14 @@ def cmd_ingest(args) -> int:
         return ANSWERS[Status.TOO_LARGE].exit_code
     try:
         server = Service(settings)
-        result = server.handle_raw(raw)
+        ready = _schema_ready(server, "pbm ingest")  # says what to run when not
+        result = server.handle_raw(raw) if ready else None
     except Exception as error:  # not even the database could be opened: the MTA keeps the mail
         print(f"pbm ingest: temporary failure: {error.__class__.__name__}", file=sys.stderr)
         return ANSWERS[Status.RETRY].exit_code
-    if result.status == Status.RETRY and not _schema_ready(server, "pbm ingest"):  # say what to run; MTA keeps it
+    if result is None:
         print("pbm ingest: the mail was not handled; the MTA keeps it and tries again.", file=sys.stderr)
-        return result.answer.exit_code
+        return ANSWERS[Status.RETRY].exit_code
     stream = sys.stdout if result.answer.exit_code == 0 and result.status != Status.MALFORMED else sys.stderr
     print(f"{result.status.value} board={result.board}" + (f" error={result.error}" if result.error else ""),
           file=stream)
@@ -298,9 +323,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pbm", description="pbm, a play-by-email game server.",
                                      epilog=SETTINGS_NOTE)
     sub = parser.add_subparsers(dest="command", required=True, metavar="command")
+    parser.verbs = {}  # "db upgrade": its parser, which says what it takes when given more
 
     def verb(parent, name: str, summary: str, description: str = "", **kw):
-        return parent.add_parser(name, help=summary, description=description or summary + ".", **kw)
+        made = parent.add_parser(name, help=summary, description=description or summary + ".", **kw)
+        parser.verbs[made.prog.removeprefix("pbm ")] = made
+        return made
 
     serve = verb(sub, "serve", "web server, scheduler and, with --smtp-port, SMTP listener in one process",
                  "Run the web server (waitress), the periodic jobs and, with --smtp-port, an SMTP listener "
@@ -358,13 +386,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said with the usage of the verb given, not of pbm as a whole
+        verb = " ".join(filter(None, (args.command, getattr(args, "db_command", None))))
+        parser.verbs[verb].error(f"unrecognized arguments: {' '.join(extra)}")
     given = os.environ.get("PBM_LOG_LEVEL", "").strip()
     level = given.upper() or "INFO"
     if level not in LOG_LEVELS:
         print(f"pbm: PBM_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {given[:40]!r} (set in the "
               "environment).", file=sys.stderr)
-        return EX_CONFIG
+        from .service.errors import EX_TEMPFAIL
+
+        return EX_TEMPFAIL if args.command == "ingest" else EX_CONFIG  # ingest: the MTA keeps the mail
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("alembic", "apscheduler", "mail.log", "waitress.queue"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -22,7 +21,6 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAIL_BACKENDS = ("smtp", "maildir", "console")
 MAX_DAYS = 365  # the longest reminder or expiry time, as a challenge's --nagtime/--expiretime
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
-ADDRESS = re.compile(r"[^@\s]+@[^@\s]+")
 
 
 class SettingsError(ValueError):
@@ -57,6 +55,13 @@ class Settings:
     # The settings some file, variable or override gave a value (``pbm serve`` links
     # to its own port unless base_url is among them).
     configured: frozenset = field(default=frozenset(), compare=False)
+
+    @property
+    def shown_database_url(self) -> str:
+        """The database URL as logs and banners may show it: without its password."""
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.database_url).render_as_string(hide_password=True)
 
     @property
     def server_domain(self) -> str:
@@ -115,7 +120,11 @@ def _coerce(name: str, kind, value, where: str):
                 or number < low or (number == low and not low_allowed):
             raise refuse(wanted)
         return number
-    return str(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if not isinstance(value, str):  # a file's `secret = true` would otherwise be the secret "True"
+        raise refuse("a string (written in quotes in a settings file)")
+    return value
 
 
 def _check(settings: Settings, where: dict) -> None:
@@ -126,10 +135,11 @@ def _check(settings: Settings, where: dict) -> None:
 
     if settings.mail_backend not in MAIL_BACKENDS:
         raise refuse("mail_backend", "one of " + ", ".join(MAIL_BACKENDS))
-    if not ADDRESS.fullmatch(settings.server_address):
+    from .mail.outbound import writable_address  # (it builds on these settings)
+
+    if "@" not in settings.server_address.strip("@") or not writable_address(settings.server_address):
         raise refuse("server_address", "a mail address like pbm@games.example.org")
-    base = urlsplit(settings.base_url)
-    if base.scheme not in ("http", "https") or not base.netloc or base.query or base.fragment:
+    if not web_address(settings.base_url):
         raise refuse("base_url", "an http:// or https:// address like https://games.example.org")
     if not settings.smtp_host.strip():
         raise refuse("smtp_host", "the name or address of the mail relay")
@@ -139,6 +149,51 @@ def _check(settings: Settings, where: dict) -> None:
                             "the reminder comes before the expiry.")
     if settings.database_url:
         _check_database_url(settings.database_url, where.get("database_url", "the default"))
+
+
+def web_address(url: str) -> bool:
+    """Whether ``url`` is an http(s) address that links in mails can start with: a host
+    name, a port from 1 to 65535 if any, no user, query, fragment or blank."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or out of range
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and "@" not in parts.netloc \
+        and port != 0 and not parts.query and not parts.fragment
+
+
+def folder_problem(folder: Path) -> tuple[str, Path] | None:
+    """Why this process could not make or write ``folder`` ("a file stands where a folder
+    must be", "a folder is not writable") and the path at fault, or None. Looks, makes
+    nothing: the folders are made when first needed."""
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            return None if os.access(path, os.W_OK | os.X_OK) else ("a folder is not writable", path)
+        if path.exists():
+            return "a file stands where a folder must be", path
+    return None
+
+
+def _check_folders(settings: Settings, where: dict) -> None:
+    """Refuse an instance folder, Maildir or SQLite file's folder that cannot be made or written."""
+    from sqlalchemy.engine import make_url
+
+    from .db import sqlite_file
+
+    wanted = {"instance_path": settings.instance_path}
+    if settings.mail_backend == "maildir":
+        wanted["maildir"] = settings.maildir
+    parsed = make_url(settings.database_url)
+    if parsed.get_backend_name() == "sqlite" and (database := sqlite_file(parsed)) is not None:
+        wanted["database_url"] = str(database.absolute().parent)
+    for name, folder in wanted.items():
+        if (problem := folder_problem(Path(folder))) is not None:
+            reason, path = problem
+            raise SettingsError(f"{env_name(name)} must name a folder pbm can make and write ({reason}: "
+                                f"{str(path)[:200]!r}; {where.get(name, 'the default')}).")
 
 
 # PostgreSQL URLs without a driver (and psycopg2's) are taken as psycopg 3's, the driver pbm installs.
@@ -153,7 +208,8 @@ def _check_database_url(url: str, where: str) -> None:
               "(postgresql://user@host/db)")
     try:
         parsed = make_url(url)
-    except ArgumentError:
+        parsed.port  # noqa: B018  (a port that is no number fails here, or later at connecting)
+    except (ArgumentError, ValueError):
         parsed = None
     if parsed is None or parsed.drivername not in ("sqlite", "sqlite+pysqlite", *POSTGRESQL_DRIVERS):
         raise SettingsError(f"PBM_DATABASE_URL must be {wanted}, not {url[:200]!r} ({where}).")
@@ -185,6 +241,9 @@ def _read_file(config_file: Path, named: bool) -> dict:
         raise SettingsError(f"The settings file {config_file} has {', '.join(outside)} outside its [pbm] table; "
                             "pbm reads its settings from that table only.")
     table = document.get("pbm", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"The settings file {config_file} has pbm = ..., which must be the [pbm] table of "
+                            "settings.")
     known = {f.name for f in fields(Settings)} - {"configured"}
     unknown = sorted(set(table) - known)
     if unknown:
@@ -210,6 +269,9 @@ def load_settings(overrides: dict | None = None, environ=None) -> Settings:
             values[name], where[name] = env, "set in the environment"
     for key, value in (overrides or {}).items():
         name = key.lower().removeprefix("pbm_")
+        if name not in known:
+            raise SettingsError(f"create_app was given {key!r}, which pbm does not know; the settings are: "
+                                f"{', '.join(sorted(known))}.")
         values[name], where[name] = value, "given to create_app"
     chosen = {k: v for k, v in values.items() if k in known}
     settings = Settings(**{k: _coerce(k, known[k], v, where[k]) for k, v in chosen.items()},
@@ -225,5 +287,7 @@ def load_settings(overrides: dict | None = None, environ=None) -> Settings:
     if "nag_days" not in settings.configured and settings.nag_days >= settings.expire_days:
         settings = replace(settings, nag_days=settings.expire_days / 2)  # only the expiry was chosen
     database_url = _with_driver(settings.database_url) if settings.database_url else f"sqlite:///{instance / 'pbm.sqlite3'}"
-    return replace(settings, instance_path=str(instance), maildir=str(maildir), database_url=database_url,
-                   base_url=settings.base_url.rstrip("/"))
+    settings = replace(settings, instance_path=str(instance), maildir=str(maildir), database_url=database_url,
+                       base_url=settings.base_url.rstrip("/"))
+    _check_folders(settings, where)
+    return settings

@@ -302,7 +302,7 @@ def test_smtpd_refuses_a_busy_port_with_a_sentence(env):
 
 
 @pytest.mark.parametrize("command", [("serve",), ("serve", "--workers", "2"), ("smtpd",)])
-@pytest.mark.parametrize("host", ["999.1.1.1", "nonexistent.invalid", "192.0.2.7"])
+@pytest.mark.parametrize("host", ["999.1.1.1", "nonexistent.invalid", "192.0.2.7", "x?y"])
 def test_a_host_that_cannot_be_listened_on_is_a_sentence_about_the_host(env, command, host):
     assert pbm("db", "upgrade", env=env).returncode == 0
     result = pbm(*command, "--host", host, "--port", str(free_port()), env=env)
@@ -366,3 +366,143 @@ def test_links_point_to_the_machine_s_name_when_serve_listens_on_every_interface
     assert own_address("0.0.0.0", 5000) == f"http://{socket.getfqdn()}:5000"  # 0.0.0.0 leads nowhere in a mail
     assert own_address("127.0.0.1", 5600) == "http://127.0.0.1:5600"
     assert own_address("::1", 5000) == "http://[::1]:5000"
+
+
+def test_a_folder_pbm_cannot_make_is_a_setting_not_a_traceback(env, tmp_path):
+    """An instance folder (or Maildir, or SQLite file's folder) where a file stands is
+    refused at start, as a setting, by every command; ingest keeps the mail."""
+    (tmp_path / "afile").write_text("not a folder")
+    bad = {**env, "PBM_INSTANCE_PATH": str(tmp_path / "afile")}
+    sentence = (f"PBM_INSTANCE_PATH must name a folder pbm can make and write (a file stands where a folder must "
+                f"be: '{tmp_path / 'afile'}'; set in the environment).")
+    for verb in (("db", "upgrade"), ("serve", "--port", str(free_port())), ("smtpd", "--port", str(free_port())),
+                 ("scheduler",), ("sweep",)):
+        result = pbm(*verb, env=bad, timeout=30)
+        named = " ".join(verb[:2]) if verb[0] == "db" else verb[0]
+        assert (result.returncode, result.stderr.decode()) == (78, f"pbm {named}: {sentence}\n"), verb
+    kept = pbm("ingest", env=bad, stdin=make_mail("alice@players.test", "help"))
+    assert kept.returncode == 75 and sentence in kept.stderr.decode()
+
+
+def test_ingest_keeps_the_mail_when_the_log_level_is_broken(env):
+    kept = pbm("ingest", env={**env, "PBM_LOG_LEVEL": "loud"}, stdin=make_mail("alice@players.test", "help"))
+    assert kept.returncode == 75  # 78 would make Postfix bounce the mail
+    assert "PBM_LOG_LEVEL must be one of DEBUG" in kept.stderr.decode()
+
+
+def test_a_database_a_newer_pbm_made_is_named_so_and_left_alone(env, tmp_path):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    database = tmp_path / "instance" / "pbm.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = 'deadbeef1234'")
+    known = "has a schema this version of pbm does not know (Can't locate revision identified by 'deadbeef1234')"
+    upgraded = pbm("db", "upgrade", env=env)
+    assert upgraded.returncode == 1 and "Traceback" not in upgraded.stderr.decode()
+    assert upgraded.stderr.decode() == (f"pbm db upgrade: the database sqlite:///{database} {known}; it was made by "
+                                        "a newer pbm: run that one, or restore a backup.\n")
+    served = pbm("serve", "--port", str(free_port()), env=env)
+    assert served.returncode == 1 and known in served.stderr.decode() and "run `pbm db upgrade`" not in \
+        served.stderr.decode()
+    kept = pbm("ingest", env=env, stdin=make_mail("alice@players.test", "signup alice alicepw"))
+    assert kept.returncode == 75 and known in kept.stderr.decode()
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("SELECT count(*) FROM player").fetchone() == (0,)  # the mail was not handled
+
+
+def test_the_database_password_is_never_printed(env, postgres_url):
+    if postgres_url is None:
+        pytest.skip("PostgreSQL lane: no server answers")
+    from sqlalchemy.engine import make_url
+
+    with_password = make_url(postgres_url).set(password="s3cretpw").render_as_string(hide_password=False)
+    env = {**env, "PBM_DATABASE_URL": with_password}  # the test server trusts every local user
+    upgraded = pbm("db", "upgrade", env=env)
+    assert upgraded.returncode == 0 and "***" in upgraded.stdout.decode()
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--no-scheduler"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        banner = wait_until(lambda: server.stdout.readline().decode() if server.poll() is None else "exited",
+                            "the banner's database line", timeout=60)
+        while "Database:" not in banner and banner != "exited":
+            banner = server.stdout.readline().decode()
+        assert "Database:" in banner and "***" in banner
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    assert "s3cretpw" not in upgraded.stdout.decode() + upgraded.stderr.decode() + banner + out.decode() + err.decode()
+
+
+def test_serve_on_a_taken_smtp_port_says_one_sentence_and_nothing_more(env):
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = pbm("serve", "--port", str(free_port()), "--smtp-port", str(port), env=env)
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and stderr.startswith(f"pbm serve: cannot listen for SMTP on 127.0.0.1:{port} (")
+    assert stderr.count("\n") == 1 and stderr.endswith("choose another port with --smtp-port (make run "
+                                                       "SMTP_PORT=...).\n")  # no asyncio noise after it
+
+
+def test_the_first_steps_of_make_run_without_swaks_play_a_first_game(env, tmp_path):
+    """The README's and make run's curl lines, run as printed against a running server."""
+    from pathlib import Path
+
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    port = free_port()
+    guide = Path(__file__).parent.parent / "deploy" / "first-game.txt"
+    server = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--first-steps",
+                               str(guide)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        printed = []
+        wait_until(lambda: printed.append(server.stdout.readline().decode()) or "the boards are at" in printed[-1],
+                   "the first steps", timeout=60)
+        text = "".join(printed)
+        script = text[text.index("  send() {"):text.index("\nEvery board mail")]
+        assert "pbm@pbm.test" in script  # the server's own address, not pbm@localhost
+        done = subprocess.run(["bash", "-c", script], capture_output=True, timeout=60)
+        answers = [json.loads(line) for line in done.stdout.decode().splitlines() if line.strip()]
+        assert [a["status"] for a in answers] == ["applied"] * 5, answers
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=30)
+
+
+def test_upgrades_started_together_on_postgresql_run_one_after_the_other(env):
+    from .conftest import empty_postgres_database
+
+    with empty_postgres_database("pbm_upgrade") as url:
+        if url is None:
+            pytest.skip("PostgreSQL lane: no server answers")
+        env = {**env, "PBM_DATABASE_URL": url}
+        started = [subprocess.Popen([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+        ended = [(process.wait(timeout=120), process.stderr.read().decode()) for process in started]
+        for process in started:
+            process.stdout.close()
+            process.stderr.close()
+        assert ended == [(0, "")] * 3
+
+
+@pytest.mark.parametrize("workers", ["0", "abc", "-2"])
+def test_gunicorn_refuses_a_number_of_workers_that_serves_nobody(env, workers):
+    from pathlib import Path
+
+    conf = Path(__file__).parent.parent / "deploy" / "gunicorn.conf.py"
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    result = subprocess.run([str(gunicorn), "-c", str(conf), "pbm:create_app()"], capture_output=True, timeout=60,
+                            env={**env, "PBM_WORKERS": workers, "PBM_BIND": f"127.0.0.1:{free_port()}"})
+    assert result.returncode == 78
+    assert result.stderr.decode().endswith(f"pbm (gunicorn): PBM_WORKERS must be a whole number from 1 to 1000, not "
+                                           f"{workers!r} (set in the environment).\n")
+
+
+@pytest.mark.parametrize("verb", [("sweep",), ("db", "upgrade"), ("serve",), ("ingest",)])
+def test_an_unknown_option_is_answered_with_the_usage_of_the_verb_given(env, verb):
+    result = pbm(*verb, "--bogus", env=env)
+    named = " ".join(verb)
+    assert result.returncode == 2
+    assert result.stderr.decode().startswith(f"usage: pbm {named} [-h]")
+    assert result.stderr.decode().endswith(f"pbm {named}: error: unrecognized arguments: --bogus\n")

@@ -79,6 +79,26 @@ def test_every_variable_is_read_from_the_environment():
     ("PBM_COMPUTER_SECONDS", "0", "PBM_COMPUTER_SECONDS must be a number more than 0 and at most 60"),
     ("PBM_NEW_GAMES_PER_HOUR", "0", "PBM_NEW_GAMES_PER_HOUR must be a whole number from 1 to 100000"),
     ("PBM_MAX_MESSAGE_BYTES", "5", "PBM_MAX_MESSAGE_BYTES must be a whole number from 1024 to 104857600"),
+    # a port SQLAlchemy cannot read fails in make_url with ValueError, not ArgumentError
+    ("PBM_DATABASE_URL", "postgresql://u@h:abc/db", "PBM_DATABASE_URL must be a SQLAlchemy URL of SQLite"),
+    ("PBM_DATABASE_URL", "postgresql://u@[::1/db", "PBM_DATABASE_URL must be a SQLAlchemy URL of SQLite"),
+    # addresses the mail writer could not put in a From (each mail would fail, and be retried forever)
+    ("PBM_SERVER_ADDRESS", "pbm@example.org.", "PBM_SERVER_ADDRESS must be a mail address like"),
+    ("PBM_SERVER_ADDRESS", "<pbm@x.org>", "PBM_SERVER_ADDRESS must be a mail address like"),
+    ("PBM_SERVER_ADDRESS", "pbm@x,y.org", "PBM_SERVER_ADDRESS must be a mail address like"),
+    ("PBM_SERVER_ADDRESS", 'p"b@example.org', "PBM_SERVER_ADDRESS must be a mail address like"),
+    # links in every mail start with it
+    ("PBM_BASE_URL", "http://exa mple.org", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "http://host:abc", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "http://host:99999", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "http://:5000", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "http://user@", "PBM_BASE_URL must be an http:// or https:// address"),
+    # folders pbm could neither make nor write, found at start rather than mail by mail
+    ("PBM_MAILDIR", "/etc/passwd", "PBM_MAILDIR must name a folder pbm can make and write (a file stands where a "
+                                   "folder must be: '/etc/passwd'; set in the environment)."),
+    ("PBM_MAILDIR", "/etc/passwd/box", "(a file stands where a folder must be: '/etc/passwd';"),
+    ("PBM_INSTANCE_PATH", "/etc/passwd", "PBM_INSTANCE_PATH must name a folder pbm can make and write"),
+    ("PBM_DATABASE_URL", "sqlite:////etc/passwd/x.db", "PBM_DATABASE_URL must name a folder pbm can make and write"),
 ])
 def test_a_value_pbm_cannot_use_stops_it_with_a_sentence(variable, value, sentence):
     with pytest.raises(SettingsError) as refused:
@@ -90,6 +110,25 @@ def test_create_app_refuses_a_bad_override_and_names_where_it_came_from(tmp_path
     with pytest.raises(SettingsError, match=r"PBM_MAIL_BACKEND must be one of smtp, maildir, console, "
                                             r"not 'smtps' \(given to create_app\)\."):
         create_app({"instance_path": str(tmp_path), "mail_backend": "smtps"})
+
+
+def test_the_addresses_and_urls_a_server_uses_are_taken():
+    for variable, value in (("PBM_BASE_URL", "https://games.example.org:8443/pbm"),
+                            ("PBM_BASE_URL", "http://[::1]:5000"), ("PBM_SERVER_ADDRESS", "pbm@localhost"),
+                            ("PBM_SERVER_ADDRESS", "pbm+games@games.example.org")):
+        settings = load_settings(environ={**NO_FILE, variable: value})
+        assert value in (settings.base_url, settings.server_address)
+
+
+def test_the_maildir_is_checked_only_where_mail_goes_there(tmp_path):
+    settings = load_settings(environ={**NO_FILE, "PBM_MAIL_BACKEND": "smtp", "PBM_MAILDIR": "/etc/passwd"})
+    assert settings.mail_backend == "smtp"
+
+
+def test_create_app_refuses_an_override_it_does_not_know(tmp_path):
+    with pytest.raises(SettingsError, match=r"create_app was given 'databse_url', which pbm does not know; the "
+                                            r"settings are: answers_per_hour, base_url, "):
+        create_app({"instance_path": str(tmp_path), "databse_url": f"sqlite:///{tmp_path}/x.sqlite3"})
 
 
 def test_every_backend_the_settings_allow_has_a_transport():
@@ -118,6 +157,15 @@ def test_settings_files_are_checked_and_the_environment_wins(tmp_path):
         load_settings(environ={"PBM_CONFIG": str(config)})
     with pytest.raises(SettingsError, match="PBM_CONFIG names '/no/such/pbm.toml', which does not exist."):
         load_settings(environ={"PBM_CONFIG": "/no/such/pbm.toml"})
+    for table in ("pbm = 5", "pbm = []", "pbm = [1]", 'pbm = "x"'):
+        config.write_text(table + "\n")
+        with pytest.raises(SettingsError, match=f"The settings file {re.escape(str(config))} has pbm = ..., which "
+                                                "must be the \\[pbm\\] table of settings."):
+            load_settings(environ={"PBM_CONFIG": str(config)})
+    config.write_text('[pbm]\ninbound_secret = true\n')  # not the secret "True"
+    with pytest.raises(SettingsError, match="PBM_INBOUND_SECRET must be a string \\(written in quotes in a settings "
+                                            "file\\), not 'True'"):
+        load_settings(environ={"PBM_CONFIG": str(config)})
 
 
 def test_readme_settings_table_lists_every_setting_with_its_bounds():

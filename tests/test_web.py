@@ -520,11 +520,14 @@ def test_healthz(client):
 
 
 def test_healthz_says_when_the_maildir_cannot_be_made_and_the_log_says_where(database_url, tmp_path, caplog):
+    """The settings refuse such a Maildir at start (tests/test_config.py); this one breaks
+    while the server runs: a file appears where its folder was to be made."""
     from pbm import create_app
 
-    (tmp_path / "afile").write_text("not a folder")
     app = create_app({"database_url": database_url, "instance_path": str(tmp_path), "mail_backend": "maildir",
                       "maildir": str(tmp_path / "afile" / "box"), "secret_key": "x"})
+    assert app.test_client().get("/healthz").status_code == 200
+    (tmp_path / "afile").write_text("not a folder")
     response = app.test_client().get("/healthz")
     assert response.status_code == 503
     assert response.json["error"] == ("The Maildir cannot be made (a file stands where a folder must be): "

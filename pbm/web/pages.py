@@ -4,7 +4,6 @@ SGF) and the health check. The private play page is in ``play.py``."""
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,6 +14,7 @@ from sqlmodel import select
 
 from .. import i18n
 from ..boardview import BoardView, entry_times, game_record, load_players, load_records, player_name
+from ..config import folder_problem
 from ..db import probe_write, reading
 from ..migrate import schema_problem
 from ..games import as_typed, game_names, get_game
@@ -250,18 +250,19 @@ def healthz():
     return jsonify(status="ok", database="ok")
 
 
+MAILDIR_PROBLEMS = {"a folder is not writable": "The Maildir cannot be written (a folder is not writable): no "
+                                                "mail can be delivered.",
+                    "a file stands where a folder must be": "The Maildir cannot be made (a file stands where a folder "
+                                                            "must be): no mail can be delivered."}
+
+
 def _maildir_problem(maildir: Path) -> tuple[str, Path] | None:
-    """Why no mail can be written into ``maildir`` (its folders are made at the first
-    mail: a file where a folder must be, or a folder this process cannot write) and
+    """Why no mail can be written into ``maildir`` now (its folders are made at the first
+    mail; the settings were checked at start, but a folder may have changed since) and
     the folder at fault, or None. The sentence names no path: /healthz is public."""
-    for folder in (maildir / "new", maildir / "tmp", maildir, *maildir.parents):
-        if folder.is_dir():
-            if not os.access(folder, os.W_OK | os.X_OK):
-                return "The Maildir cannot be written (a folder is not writable): no mail can be delivered.", folder
-            return None
-        if folder.exists():
-            return "The Maildir cannot be made (a file stands where a folder must be): no mail can be delivered.", \
-                folder
+    for folder in (maildir / "new", maildir / "tmp"):
+        if (problem := folder_problem(folder)) is not None:
+            return MAILDIR_PROBLEMS[problem[0]], problem[1]
     return None
 
 
