@@ -73,6 +73,10 @@ def test_many_challengers_together_cannot_flood_an_invited_address(players, outb
     assert results[-1].error.startswith(f"{VICTIM} was invited to {MAX_INVITED_BOARDS_PER_DAY} games in the last day "
                                         "and has not answered yet, the most allowed; try again tomorrow.")
     assert len(outbox.to(VICTIM)) == MAX_INVITED_BOARDS_PER_DAY
+    invited = VICTIM.split("@")[0]  # the userid the invitation gave the address
+    by_userid = players.send("bob@players.test", f"greatkingdom challenge bob {invited}")
+    assert by_userid.error.startswith(f"{invited} was invited to {MAX_INVITED_BOARDS_PER_DAY} games in the last day")
+    assert VICTIM not in by_userid.error  # bob never typed the address: the refusal does not tell it him
 
 
 def test_a_player_is_seated_at_a_few_new_boards_an_hour_whoever_challenges(low_limits, players, outbox):

@@ -85,6 +85,12 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
     (CAROL, "greatkingdom challenge alice bob", "You (carol) can only start games you play in yourself.",
      "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol nobody", "There is no player called nobody", "Great Kingdom error"),
+    # a right-to-left override would turn the rest of the line round in the reader's mail program
+    (CAROL, "greatkingdom challenge carol bad\u202euser", "There is no player called bad\ufffduser;",
+     "Great Kingdom error"),
+    (BOB, "greatkingdom move 101 computer x E4", "computer is the server's own player: nobody plays or sends "
+     "commands in its name.", "Great Kingdom Board 101 Error"),
+    (BOB, "vacation computer x 3", "computer is the server's own player", "pbm error"),
     (CAROL, "greatkingdom challenge carol bob -komi=7", "Great Kingdom has no option -komi",
      "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol bob -size=4", "-size must be an odd number from 5 to 19",

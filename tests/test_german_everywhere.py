@@ -338,3 +338,14 @@ def test_the_english_welcome_tells_a_german_newcomer_how_to_get_german(players, 
     players.send("hans@players.test", "signup hans geheim1")
     welcome = body(outbox.to("hans@players.test")[-1])
     assert "Mails auf Deutsch: language hans <Passwort> de" in welcome
+
+
+def test_a_refused_decline_tells_a_german_player_the_move_word_to_send(players, outbox):
+    """"resign" is the move a German player sends too; its German word ("aufgegeben")
+    only names it in the move list."""
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    refused = players.send(ALICE, "greatkingdom move 101 alice alicepw decline")
+    assert refused.status == "rejected"
+    said = " ".join(body(outbox.to(ALICE)[-1]).split())
+    assert "Sende stattdessen: resign" in said and "aufgegeben" not in said

@@ -687,6 +687,15 @@ def test_a_move_the_server_plays_for_a_browser_seat_names_it_as_it_chose(app, cl
     assert "guest-" not in told
 
 
+def test_a_watchers_chat_names_the_browser_seats_as_they_chose(client, server, players, outbox):
+    board = board_of(server, start(client, name="Ada"))  # the guest seat unnamed: Guest
+    watcher = "alice@players.test"
+    assert players.send(watcher, f"go subscribe {board.id} alice alicepw").status == "applied"
+    assert players.send(watcher, f"go chat {board.id} alice alicepw", "hello guests").status == "applied"
+    said = body(outbox.to(watcher)[-1])
+    assert f"alice writes about board {board.id} (Ada vs Guest):" in said and "guest-" not in said
+
+
 def test_no_account_takes_a_userid_of_the_browser_seats_kind(players):
     result = players.send("carol@players.test", "signup guest-abc secret")
     assert result.status == "rejected" and result.error == "The userid guest-abc is taken; choose another."

@@ -71,8 +71,8 @@ def confirm(unit: Unit, token: str, line: str) -> None:
         raise PlayerError(lazy_gettext("This confirmation is unknown or has expired; send the command again."),
                           "help")
     if pending.address != unit.mail.sender:
-        raise PlayerError(lazy_gettext("This confirmation is for %(address)s; only a reply from that address "
-                                       "confirms it.", address=pending.address), "help")
+        raise PlayerError(lazy_gettext("This confirmation is for another address; only a reply from the address "
+                                       "it was sent to confirms it."), "help")  # which one, only that mailbox reads
     if pending.action == accounts.DISOWN:
         _disown(unit, pending, line)
         return

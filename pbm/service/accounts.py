@@ -99,6 +99,9 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str, *, changing
     instead of both passing a check ("one vacation at a time") made before either wrote.
     ``among``: players read in this transaction already (a board's), looked at before
     the database."""
+    if userid.lower() == computer.USERID:  # whether or not its row exists yet
+        raise PlayerError(lazy_gettext("computer is the server's own player: nobody plays or sends commands in its "
+                                       "name."), usage)
     verdict = unit.passwords.get((userid, password))
     if verdict is not None and verdict.refusal:
         raise PlayerError(verdict.refusal, usage)
@@ -286,7 +289,7 @@ def resolve(unit: Unit, name: str) -> Player:
             raise signed_off(player)
         if player is None or player.email is None:  # a browser seat is nobody's to challenge
             raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
-                                           "invite them.", name=name), USAGE["challenge"])
+                                           "invite them.", name=as_typed(name)), USAGE["challenge"])
         return player
     address = player_address(unit.settings, name)
     player = by_address(s, address)

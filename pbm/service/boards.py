@@ -245,6 +245,9 @@ def _played_before(unit: Unit, board: Board, seat: int, text: str) -> MoveRecord
     return last if last is not None and same_move(last.text, text) else None
 
 
+RESIGN = "resign"  # what to send instead: the move word, in every language (the move list translates it)
+
+
 def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, comment: str) -> None:
     """The challenged player refuses the board before making a move: cancelled, unrated."""
     if board.room_id is not None:
@@ -252,13 +255,13 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
                                        "round can follow."), lazy_gettext("a move, or resign"))
     if board.challenger_seat == seat:
         raise PlayerError(lazy_gettext("You challenged on board %(board)s yourself, so it is not yours to decline; "
-                                       "resign ends it.", board=board.id), lazy_gettext("resign"))
+                                       "resign ends it.", board=board.id), RESIGN)
     moved = unit.session.exec(select(MoveRecord.id).where(
         MoveRecord.board_id == board.id, MoveRecord.seat == seat, MoveRecord.kind.in_(OWN_MOVES))).first()
     if moved is not None:
         raise PlayerError(lazy_gettext("You have moved on board %(board)s already; a game can only be declined "
                                        "before your first move (resign ends it instead).", board=board.id),
-                          lazy_gettext("resign"))
+                          RESIGN)
     logged = append(unit, board, game, kind="decline", seat=seat, text="decline", state=state,
                     outcome=ending(game, "decline", seat), comment=comment)
     letters.board_mails(unit, board, players, comment=logged, mover=seat)

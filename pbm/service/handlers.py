@@ -17,7 +17,7 @@ from ..boardview import load_players
 from ..commands import Command
 from ..usage import USAGE
 from ..gamewords import lazy_sentence
-from ..games import REGISTRY, OptionError, get_game
+from ..games import REGISTRY, OptionError, as_typed, get_game
 from ..i18n import LazyText, lazy_gettext, ngettext
 from ..models import Board, ChallengePolicy, Player
 from . import account_addresses, accounts, boards, computer, letters, queries, ratings, requests, social
@@ -56,7 +56,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     for seat in seats:
         if seat.id != challenger.id:
             _check_takes_challenge(unit, game, seat)
-    _check_board_limits(unit, challenger, seats)
+    _check_board_limits(unit, challenger, seats, command.args)
     if any(p.userid == computer.USERID for p in seats):
         computer.check_can_play(game, unit.settings)
     try:
@@ -78,15 +78,17 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
                         invited=frozenset(p.id for p in seats if p.invited))
 
 
-def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Player]) -> None:
+def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Player], written) -> None:
     """At most MAX_BOARDS_PER_MAIL new boards from one mail; ``boards_per_hour`` (a setting)
     new boards a player, challenger or challenged; an invited address (nobody there has
     answered yet) at most MAX_INVITED_BOARDS_PER_DAY, so that many challengers
-    together cannot flood it."""
+    together cannot flood it. A refusal names the seats as ``written`` in the challenge:
+    an invited player's address only to whoever typed it."""
     unit.new_boards += 1
     if unit.new_boards > MAX_BOARDS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may start at most %(count)s boards.", count=MAX_BOARDS_PER_MAIL),
                           USAGE["challenge"])
+    as_written = {seat.id: name for seat, name in zip(seats, written)}  # an invited address only if typed
     for player in sorted(seats, key=lambda p: p.id != challenger.id):  # the challenger's own limit first
         window = timedelta(days=1) if player.invited else timedelta(hours=1)
         recent = unit.session.exec(select(func.count()).select_from(Board).where(
@@ -99,7 +101,8 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
         if player.invited and recent >= MAX_INVITED_BOARDS_PER_DAY:
             raise PlayerError(lazy_gettext("%(address)s was invited to %(count)s games in the last day and has not "
                                            "answered yet, the most allowed; try again tomorrow.",
-                                           address=player.email, count=recent), USAGE["challenge"])
+                                           address=as_typed(as_written[player.id]), count=recent),
+                              USAGE["challenge"])
         if player.id != challenger.id and not player.invited and recent >= unit.settings.boards_per_hour:
             raise PlayerError(lazy_gettext("%(userid)s was seated at %(count)s new boards in the last hour, the most "
                                            "allowed; try again later.", userid=player.userid, count=recent),

@@ -21,7 +21,7 @@ from sqlalchemy import bindparam, func, or_
 from sqlmodel import Session, select
 
 from .. import i18n
-from ..boardview import BoardView, board_state, game_record, load_records
+from ..boardview import BoardView, board_state, game_record, load_records, player_name
 from ..gamewords import game_sentence
 from ..db import flush
 from ..games import REGISTRY, Game
@@ -45,6 +45,7 @@ _templates = Environment(loader=PackageLoader("pbm.service", "templates"), autoe
 _templates.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # the current language
 _templates.filters["quote"] = quote
 _templates.filters["sentence"] = game_sentence
+_templates.filters["player_name"] = player_name  # a browser seat by the name it chose
 _templates.filters["number"] = lambda value: str(i18n.number(value))
 _templates.globals["provisional_games"] = ratings.PROVISIONAL_GAMES
 _templates.filters["indent_comment"] = lambda text: "\n".join("        | " + c for c in text.split("\n"))
