@@ -82,16 +82,19 @@ def split_move_number(text: str) -> tuple[str, int | None]:
 FULL_WORDS = ("signoff", "resign", "decline")  # cannot be taken back: never abbreviated
 
 
-def match_word(word: str, choices) -> str | None:
+def match_word(word: str, choices, usage: Usage | None = None) -> str | None:
     """The choice ``word`` names: itself, or the one choice it is the beginning of
     (pbmserv's abbreviations); None when it begins none. CommandError, naming the
-    candidates, when it begins several; and when it abbreviates one of FULL_WORDS."""
+    candidates, when it begins several; and when it abbreviates one of FULL_WORDS. Its
+    "send instead" is ``usage``, given where the choices are no commands (a filter, an
+    option, a move); otherwise the forms of the commands the word could be."""
     word = word.lower()
     if word in choices:
         return word
     found = sorted({c for c in choices if c.startswith(word)})
-    forms = [form for c in found if c in USAGE for form in USAGE[c].forms]  # when they are commands
-    usage = Usage(*forms) if forms else None
+    if usage is None:
+        forms = [form for c in found if c in USAGE for form in USAGE[c].forms]
+        usage = Usage(*forms) if forms else None
     if len(found) > 1:
         raise CommandError(LazyText(lambda: i18n.gettext(
             "\"%(word)s\" could be %(choices)s: write more of it.", word=as_typed(word),
@@ -191,7 +194,12 @@ def game_of_line(line: str | None) -> str | None:
 
 def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "help":
-        return Command("help", game=game or (match_word(rest[0], game_names()) if rest else None))
+        _need(rest, 0, verb, most=0 if game else 1)
+        named = match_word(rest[0], game_names(), USAGE["help"]) if rest else None
+        if rest and named is None:
+            raise CommandError(lazy_gettext("\"%(word)s\" is neither a command nor a game; games are %(games)s.",
+                                            word=as_typed(rest[0]), games=", ".join(game_names())), USAGE["help"])
+        return Command("help", game=game or named)
     if verb == "signup":
         _need(rest, 2, verb, most=3)
         return Command("signup", userid=rest[0].lower(), password=rest[1], args=tuple(rest[2:3]))
@@ -215,6 +223,7 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     if verb == "challenge":
         return _parse_challenge(game, rest)
     if verb in ("standings", "ratings"):
+        _need(rest, 0, verb, most=0)
         return Command("standings", game=game)
     if verb in ("accept", "reject", "limit"):
         return _parse_policy(verb, game, rest)
@@ -267,7 +276,7 @@ def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Comm
     which = "all"
     if words and words[-1].lower() in GAMES_FILTERS:
         which = words.pop().lower()
-    elif len(words) == 2 and (named := match_word(words[-1], GAMES_FILTERS)):
+    elif len(words) == 2 and (named := match_word(words[-1], GAMES_FILTERS, USAGE[verb])):
         words.pop()
         which = named
     said = "all show" if verb == "all" else "games"
@@ -305,9 +314,9 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
             continue
         key, _, value = word.lstrip("-").partition("=")
         if not word.startswith("--"):  # the game's option, named in full or abbreviated; the game
-            options[match_word(key, option_names) or key.lower()] = value  # "" when bare; the game refuses others
+            options[match_word(key, option_names, USAGE["challenge"]) or key.lower()] = value  # "" when bare; the game refuses others
             continue
-        key = match_word(key, SERVER_OPTIONS) or key.lower()
+        key = match_word(key, SERVER_OPTIONS, USAGE["challenge"]) or key.lower()
         key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
         if key not in SERVER_OPTIONS:
             raise CommandError(lazy_gettext("--%(key)s is not a server option; use --nagtime=D or --expiretime=D.",

@@ -57,3 +57,5 @@ USAGE = {
     "submit": Usage("<game> submit <board> <userid> <password> <move>"),
     "confirm": Usage("<game> confirm <board> <userid> <password>"),
 }
+USAGE["ratings"] = USAGE["standings"]  # one command, two names
+

@@ -59,6 +59,10 @@ def test_commands_parse(line, expected):
     ("go show 101 102", "The show command takes no more words than that."),
     ("go chat 101 bob pw hello there", "The chat command takes no more words than that."),
     ("vacation bob pw 5 days", "The vacation command takes no more words than that."),
+    ("help go extra", "The help command takes no more words than that."),
+    ("go help extra", "The help command takes no more words than that."),
+    ("go standings extra", "The standings command takes no more words than that."),
+    ("help gox", "\"gox\" is neither a command nor a game; games are "),
 ])
 def test_bad_commands_get_a_sentence_and_usage(line, reason):
     with pytest.raises(CommandError, match=reason) as error:
@@ -132,6 +136,18 @@ def test_words_that_cannot_be_taken_back_are_never_abbreviated(line, short, word
         parse_command(line)
     assert str(error.value) == f"\"{short}\" would be {word}, which is written in full: it cannot be taken back."
     assert parse_command(line.replace(short, word, 1)).verb in ("signoff", "move")
+
+
+@pytest.mark.parametrize("line, usage", [
+    ("go r 101 alice pw", "<game> standings   or   <game> ratings   or   <game> reject <userid> <password>   or   "
+                          "<game> resign <board> <userid> <password>"),  # ratings is standings
+    ("go games alice a", "<game> games [<userid>] [next | active | all]"),  # a filter, not the command "all"
+    ("all show alice a", "all show <userid> [next | active]"),
+])
+def test_an_ambiguous_word_is_answered_with_the_forms_it_could_stand_in(line, usage):
+    with pytest.raises(CommandError) as error:
+        parse_command(line)
+    assert str(error.value.usage) == usage
 
 
 def test_the_ambiguity_sentence_and_its_usage_name_the_candidates_in_the_readers_language():

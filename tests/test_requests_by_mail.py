@@ -416,3 +416,23 @@ def test_a_preview_says_why_it_stops_at_go_s_scoring(players, outbox):
     assert refused.error == ("The preview cannot go on with done: the game is being scored there, and a preview "
                              "plays moves only.")
 
+
+
+def test_queue_submit_and_preview_take_abbreviated_word_moves_as_move_does(players, outbox, server):
+    """``pas`` is pass wherever a move goes; a word that is no move on the board (undo,
+    resign) is refused for what it is, not read as a point."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    assert players.send(BOB, "greatkingdom queue 101 bob bobpw pas").status == "applied"
+    assert board_of(server).queued_move == "pass"
+    assert players.send(ALICE, "greatkingdom submit 101 alice alicepw pas").status == "applied"
+    assert board_of(server).submitted_move == "pass"
+    for word, sentence in (("und", "Only a move on the board can be submitted; send undo with the move command."),
+                           ("resign", "Only a move on the board can be submitted; send resign with the move "
+                                      "command.")):
+        refused = players.send(ALICE, f"greatkingdom submit 101 alice alicepw {word}")
+        assert refused.status == "rejected" and refused.error.startswith(sentence), refused.error
+    assert players.send(ALICE, "greatkingdom preview 101 pas D4").status == "applied"
+    assert "then pass D4. Nothing was played or saved." in " ".join(text(outbox.to(ALICE)[-1]).split())
+    refused = players.send(ALICE, "greatkingdom preview 101 propose")
+    assert refused.error.startswith("A preview plays moves on the board only, not propose.")
+    assert log_of(server) == []  # nothing was played

@@ -240,12 +240,14 @@ def test_vacation_off_counts_the_days_begun_and_thirty_days_a_year_at_most(serve
         players.send(ALICE, "greatkingdom challenge alice bob")  # due 11-05, expires 11-08
         assert players.send(ALICE, "vacation alice alicepw 31").status == "rejected"
         assert "alice has 30 of 30 vacation days left" in text(outbox.new()[-1])
-        assert players.send(ALICE, "vacation alice alicepw 20").status == "applied"
+        taken = players.send(ALICE, "vacation alice alicepw 20")
+        assert (taken.status, taken.board) == ("applied", None)  # about the player, not one of its boards
         assert players.send(ALICE, "vacation alice alicepw 5").status == "rejected"
         assert "alice is on vacation until 2026-11-21 12:00 UTC already" in text(outbox.new()[-1])
     outbox.new()
     with freeze_time("2026-11-03 10:00:00"):  # 1 day 22 hours: 2 days taken
-        assert players.send(ALICE, "vacation alice alicepw off").status == "applied"
+        back = players.send(ALICE, "vacation alice alicepw off")
+        assert (back.status, back.board) == ("applied", None)
     ends = {to(m): m for m in outbox.new()}
     assert "Vacation days left: 28" in text(ends[ALICE])
     assert "The deadlines of your board with alice (101) moved on by 2 days." in text(ends[BOB])

@@ -267,7 +267,8 @@ def test_maildir_batch_writes_whole_files_into_new(tmp_path):
 
 
 def test_maildir_that_cannot_be_written_is_a_delivery_error(tmp_path):
-    (tmp_path / "box").write_text("a file where the Maildir should be")
+    """The settings refuse such a Maildir at start; here it breaks after the start."""
     settings = load_settings({"mail_backend": "maildir", "maildir": str(tmp_path / "box")})
+    (tmp_path / "box").write_text("a file where the Maildir should be")
     with open_transport(settings) as transport, pytest.raises(DeliveryError):
         transport.send("pbm@pbm.test", "alice@players.test", make_mail("pbm@pbm.test", "Hello"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..commands import CommandError, match_word
 from ..games import Game, IllegalMoveError, MoveError
 from ..i18n import LazyText, lazy_gettext
+from ..usage import USAGE
 from .errors import PlayerError
 
 MAX_MOVE_TEXT = 100  # characters; longer than any move of the five games (a Two Tigers leap chain)
@@ -72,6 +73,6 @@ def spelled_out(game: Game, state, text: str, also: tuple[str, ...] = ()) -> str
         raise PlayerError(lazy_gettext("%(game)s has no passing: every turn is a move (resign ends the game).",
                                        game=game.title), notation(game))
     try:
-        return match_word(text, choices) or text
+        return match_word(text, choices, USAGE["move"]) or text
     except CommandError as error:
-        raise PlayerError(error.args[0]) from None
+        raise PlayerError(error.args[0], USAGE["move"]) from None

@@ -12,9 +12,9 @@ from ..gamewords import lazy_sentence
 from ..commands import Command
 from ..usage import USAGE
 from ..games import MoveError, as_typed, get_game
-from ..i18n import LazyText, gettext, lazy_gettext
+from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player
-from . import boards, letters
+from . import boards, letters, requests
 from .errors import PlayerError
 from .unit import Unit
 
@@ -76,7 +76,8 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
                                            "there, and a preview plays moves only.", move=as_typed(text)),
                               USAGE["preview"])
         try:
-            move = game.parse_move(text, state)
+            move = game.parse_move(requests.board_move(game, state, text, N_("A preview plays moves on the board "
+                                                                              "only, not %(word)s.")), state)
             state = game.apply(state, game.to_move(state), move)
         except MoveError as error:
             raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=as_typed(text),

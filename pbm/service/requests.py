@@ -24,7 +24,7 @@ from ..movelog import OWN_MOVES, LogEntry, ending, in_force, log_entries, replay
 from ..commands import Command
 from ..usage import USAGE
 from ..games import Game, InvalidMoveError, MoveError, get_game
-from ..i18n import LazyText, lazy_gettext
+from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, Player
 from . import accounts, boards, letters, movetext
 from .computer import USERID as COMPUTER
@@ -170,6 +170,17 @@ def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Pla
     return board, seat, players
 
 
+def board_move(game, state, text: str, refusal: str) -> str:
+    """``text`` with an abbreviated word move written out (``pas`` -> ``pass``), for the
+    commands that take a move on the board only (queue, submit, preview); PlayerError
+    with ``refusal`` (its ``%(word)s`` the word) for a word that is no such move
+    (``undo``, ``resign``...), which would otherwise be read as a point."""
+    word = movetext.spelled_out(game, state, text)
+    if word in NOT_QUEUEABLE:
+        raise PlayerError(lazy_gettext(refusal, word=word), USAGE["move"])
+    return word
+
+
 def queue(unit: Unit, command: Command, comment: str) -> None:
     """``<game> queue <board> <userid> <password> <move>``: keep the move for when it is
     the player's turn (a new queue replaces it); on their turn, play it now."""
@@ -179,19 +190,17 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     if seat in game.actors(state):
         boards.play(unit, board, seat, command.move, comment)
         return
-    word = movetext.spelled_out(game, state, command.move)
-    if word in NOT_QUEUEABLE:
-        raise PlayerError(lazy_gettext("Only a move on the board can be queued; send %(word)s with the move "
-                                       "command.", word=word), USAGE["move"])
-    if len(command.move) > MAX_QUEUED:
+    word = board_move(game, state, command.move, N_("Only a move on the board can be queued; send %(word)s with "
+                                                    "the move command."))
+    if len(word) > MAX_QUEUED:
         raise PlayerError(lazy_gettext("A queued move is at most %(count)s characters long.", count=MAX_QUEUED),
                           USAGE["queue"])
     try:
-        text = game.format_move(game.parse_move(command.move, state))
+        text = game.format_move(game.parse_move(word, state))
     except InvalidMoveError as error:  # the notation is wrong whatever the opponent plays
         raise PlayerError(lazy_sentence(error), USAGE["queue"]) from None
     except MoveError:
-        text = command.move  # illegal now; it may be legal when the turn comes
+        text = word  # illegal now; it may be legal when the turn comes
     replaced = board.queued_move if board.queued_seat == seat else None
     board.queued_seat, board.queued_move = seat, text
     unit.session.add(board)
@@ -209,8 +218,10 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
     if seat not in game.actors(state):
         raise PlayerError(lazy_gettext("It is not your turn on board %(board)s; a move for when it is can be kept "
                                        "with the queue command.", board=board.id), USAGE["queue"])
+    word = board_move(game, state, command.move, N_("Only a move on the board can be submitted; send %(word)s "
+                                                    "with the move command."))
     try:
-        move = game.parse_move(command.move, state)
+        move = game.parse_move(word, state)
         state = game.apply(state, seat, move)
     except MoveError as error:
         raise PlayerError(lazy_sentence(error), movetext.notation(game)) from None

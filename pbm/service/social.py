@@ -251,7 +251,7 @@ def vacation(unit: Unit, command: Command, comment: str) -> None:
     unit.session.add(away)
     running = _running_boards(unit, player)
     for board in running:  # their pages say who is away
-        unit.board_changed(board)
+        unit.board_changed(board, aside=True)  # the answer is about the player, not a board
     _tell_boards(unit, player, away, running, started=True, left=left - days)
 
 
@@ -273,7 +273,7 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
         board.nag_due_at = board.nag_due_at + shift if board.nag_due_at else None
         board.expire_due_at = board.expire_due_at + shift if board.expire_due_at else None
         unit.session.add(board)
-        unit.board_changed(board)
+        unit.board_changed(board, aside=True)
     unit.session.flush()
     _tell_boards(unit, player, away, running, started=False, left=days_left(unit, player))
     return True
