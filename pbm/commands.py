@@ -19,7 +19,7 @@ from datetime import timedelta
 from babel.lists import format_list
 
 from . import i18n
-from .games import as_typed, get_game, game_names
+from .games import as_typed, get_game, game_names, plain_number
 from .i18n import LazyText, lazy_gettext
 from .usage import USAGE, Usage
 
@@ -293,10 +293,20 @@ def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Comm
 SERVER_OPTIONS = ("nagtime", "expiretime", "forfeittime")  # --forfeittime: pbmserv's name for --expiretime
 
 
+def _once(given: bool, option: str) -> None:
+    if given:  # which one was meant? (the last would win silently)
+        raise CommandError(lazy_gettext("%(option)s is given twice; write it once.", option=option),
+                           USAGE["challenge"])
+
+
 def _parse_challenge(game: str | None, rest: list[str]) -> Command:
     if game is None:
         raise CommandError(lazy_gettext("Say which game to play: start the line with the game's name."),
                            USAGE["challenge"])
+    for word in rest:
+        if word.startswith("-") and not word.lstrip("-").partition("=")[0]:  # "-", "-=7", "--=3"
+            raise CommandError(lazy_gettext("\"%(word)s\" names no option: write the option's name after the dash, "
+                                            "like -size=9 or --nagtime=5.", word=as_typed(word)), USAGE["challenge"])
     users = [w for w in rest if not w.startswith("-")]
     spaced = next(((w, v) for w, v in zip(rest, rest[1:]) if w.startswith("-") and "=" not in w
                    and not v.startswith("-")), None)
@@ -314,18 +324,20 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
             continue
         key, _, value = word.lstrip("-").partition("=")
         if not word.startswith("--"):  # the game's option, named in full or abbreviated; the game
-            options[match_word(key, option_names, USAGE["challenge"]) or key.lower()] = value  # "" when bare; the game refuses others
+            name = match_word(key, option_names, USAGE["challenge"]) or key.lower()  # refuses others
+            _once(name in options, "-" + name)
+            options[name] = value  # "" when bare
             continue
         key = match_word(key, SERVER_OPTIONS, USAGE["challenge"]) or key.lower()
         key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
         if key not in SERVER_OPTIONS:
             raise CommandError(lazy_gettext("--%(key)s is not a server option; use --nagtime=D or --expiretime=D.",
                                             key=as_typed(key)), USAGE["challenge"])
-        try:
-            days = float(value)
-        except ValueError:
+        _once(key in timing, "--" + key)
+        if not plain_number(value):
             raise CommandError(lazy_gettext("--%(key)s needs a number of days, like --%(key)s=5.", key=key),
-                               USAGE["challenge"]) from None
+                               USAGE["challenge"])
+        days = float(value)
         if not 0 < days <= 365 or not timedelta(days=days):  # what the clock (microseconds) reads as 0 is none
             raise CommandError(lazy_gettext("--%(key)s must be more than 0 and at most 365 days.", key=key),
                                USAGE["challenge"])

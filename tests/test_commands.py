@@ -63,6 +63,8 @@ def test_commands_parse(line, expected):
     ("go help extra", "The help command takes no more words than that."),
     ("go standings extra", "The standings command takes no more words than that."),
     ("help gox", "\"gox\" is neither a command nor a game; games are "),
+    ("go challenge alice bob --e=3 -=9", "\"-=9\" names no option: write the option's name after the dash"),
+    ("go challenge alice bob --=3", "\"--=3\" names no option"),
 ])
 def test_bad_commands_get_a_sentence_and_usage(line, reason):
     with pytest.raises(CommandError, match=reason) as error:
@@ -87,7 +89,6 @@ def test_bad_commands_get_a_sentence_and_usage(line, reason):
     ("go re 101 alice pw", "\"re\" could be reject or resign: write more of it."),
     ("go l", "\"l\" could be limit or list: write more of it."),
     ("go su 101 alice pw", "\"su\" could be submit or subscribe: write more of it."),
-    ("go challenge alice bob --e=3 -=9", "\"\" could be komi or size: write more of it."),
 ])
 def test_an_ambiguous_prefix_is_refused_with_the_candidates_named(line, candidates):
     with pytest.raises(CommandError) as error:

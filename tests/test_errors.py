@@ -96,8 +96,28 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
     (CAROL, "greatkingdom challenge carol bob -size=4", "-size must be an odd number from 5 to 19",
      "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol bob -size", "-size needs a value, like -size=9.", "Great Kingdom error"),
+    # numbers as players write them: no other script's digits, no 1_0, which int() and float() would take
+    (CAROL, "greatkingdom challenge carol bob -size=\u0667", "-size must be a whole number, not", "Great Kingdom error"),
+    (CAROL, "go challenge carol bob -komi=6_5", "-komi must be a whole or half number", "Go error"),
+    (CAROL, "greatkingdom challenge carol bob --nagtime=\u0663", "--nagtime needs a number of days",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob --nagtime=1_0", "--nagtime needs a number of days", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -margin=99999999999999999999", "-margin must be a number from 0 to 361, "
+     "not 99999999999999999999.", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -size=7 -size=9", "-size is given twice; write it once.",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob --nag=1 --nagtime=2", "--nagtime is given twice; write it once.",
+     "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -=7", "\"-=7\" names no option: write the option's name after the "
+     "dash, like -size=9 or --nagtime=5.", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob - size=7", "\"-\" names no option", "Great Kingdom error"),
+    ("zed@players.test", "signup guest-abc pw1234", "\"guest-abc\" cannot be a userid: the server keeps it for its "
+     "own use; choose another.", "pbm error"),
     (CAROL, "go challenge carol bob -komi=", "-komi needs a value, like -komi=7.5.", "Go error"),
-    (CAROL, "greatkingdom challenge carol bob --nagtime=9", "must come before the expiry",
+    (CAROL, "greatkingdom challenge carol bob --nagtime=9", "The reminder (--nagtime=9) must come before the "
+     "expiry, which is 7 days here unless --expiretime says otherwise.", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob --nagtime=9 --expiretime=8", "The reminder (--nagtime=9) must come "
+     "before the expiry (--expiretime=8).",
      "Great Kingdom error"),
     # a reminder and an expiry the clock (microseconds) reads as one moment: no reminder could come first
     (CAROL, "greatkingdom challenge carol bob --nagtime=1.0000000000001 --expiretime=1.0000000000002",

@@ -14,5 +14,6 @@ from .base import (  # noqa: F401
     Outcome,
     game_names,
     get_game,
+    plain_number,
 )
 from .said import as_typed  # noqa: F401

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+import re
 from typing import Any, Hashable, Protocol, Sequence
 
 from .said import (  # noqa: F401  (the errors are re-exported)
@@ -37,6 +38,13 @@ TERMINATIONS = (
     "cancellation",  # expired before both players had moved
     "agreement",     # both players agreed (a draw offer accepted)
 )
+
+
+def plain_number(text: str) -> bool:
+    """Whether ``text`` is a number as players write one: ASCII digits, perhaps a sign,
+    a point and an exponent (Python's int() and float() also take other scripts'
+    digits, ``1_0``, ``nan`` and ``inf``)."""
+    return re.fullmatch(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*", text) is not None
 
 
 @dataclass(frozen=True)
@@ -128,20 +136,15 @@ class OptionSpec:
             raise OptionError("-%(name)s needs a value, like -%(name)s=%(example)s.", name=self.name,
                               example=format(example, "g") if isinstance(example, float) else example)
         if self.kind == "half":
-            try:
-                value = float(text)
-            except ValueError:
-                value = float("nan")
+            value = float(text) if plain_number(text) else float("nan")
             # the range first: int() of a huge finite value's double (1e308 * 2) overflows
             if not math.isfinite(value) or not self.low <= value <= self.high or value * 2 != int(value * 2):
                 raise OptionError("-%(name)s must be a whole or half number from %(low)s to %(high)s, "
                                   "like %(default)s, not \"%(text)s\".", name=self.name, low=format(self.low, "g"),
                                   high=format(self.high, "g"), default=self.default, text=as_typed(text))
             return value
-        try:
-            value = int(text) if len(text) <= 12 else None
-        except ValueError:
-            value = None
+        digits = re.fullmatch(r"\s*([+-]?[0-9]{1,100})\s*", text)  # ASCII only: int() takes other scripts' digits
+        value = int(digits.group(1)) if digits else None
         if self.kind == "choice":
             if value not in self.choices:
                 allowed = GameText("%(values)s or %(last)s", values=", ".join(str(c) for c in self.choices[:-1]),

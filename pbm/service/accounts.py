@@ -144,7 +144,10 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if userid in seat_names():
         raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: the pages call a browser player who gave "
                                        "no name so; choose another.", userid=as_typed(userid)), USAGE["signup"])
-    if by_userid(unit.session, userid) or reserved(userid):
+    if reserved(userid):
+        raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: the server keeps it for its own use; "
+                                       "choose another.", userid=as_typed(userid)), USAGE["signup"])
+    if by_userid(unit.session, userid):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
     address = player_address(unit.settings, command.args[0]) if command.args else unit.mail.sender

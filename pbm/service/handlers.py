@@ -69,6 +69,10 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if "nagtime" not in command.timing and nag >= expire:
         nag = expire / 2  # only the expiry was chosen, shorter than the usual reminder: as the settings do
     if timedelta(days=nag) >= timedelta(days=expire):  # as the deadlines will be, to the microsecond
+        if "expiretime" not in command.timing:  # the server's expiry: say so, and how to choose another
+            raise PlayerError(lazy_gettext("The reminder (--nagtime=%(nag)s) must come before the expiry, which is "
+                                           "%(expire)s days here unless --expiretime says otherwise.",
+                                           nag=f"{nag:g}", expire=f"{expire:g}"), USAGE["challenge"])
         raise PlayerError(lazy_gettext("The reminder (--nagtime=%(nag)s) must come before the expiry "
                                        "(--expiretime=%(expire)s).", nag=f"{nag:g}", expire=f"{expire:g}"),
                           USAGE["challenge"])
