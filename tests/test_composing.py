@@ -128,3 +128,24 @@ def test_random_plain_mails_are_the_bytes_email_writes():
             taken += 1
             assert fast == reference, (subject, in_reply_to, body)
     assert taken > 1000  # the comparison is about the direct path, not about nothing
+
+
+def test_a_long_line_that_stops_mid_sentence_hands_its_overflow_to_the_next():
+    """A paragraph whose names came out long: no word is left alone on a line."""
+    paragraph = ("alice is on vacation until 2026-12-05 12:00 UTC.\n"
+                 "Your boards with alice (101, 102, 107, 113, 114, 115) wait: no reminders and no\n"
+                 "expiry until then, and the deadlines move on by the days alice is away.")
+    assert outbound.wrap(paragraph).split("\n") == [
+        "alice is on vacation until 2026-12-05 12:00 UTC.",
+        "Your boards with alice (101, 102, 107, 113, 114, 115) wait: no reminders and",
+        "no expiry until then, and the deadlines move on by the days alice is away."]
+
+
+@pytest.mark.parametrize("following", ["  5  .  .  .  .  #  .  .  .  .  5", "> quoted", "", "Moves:"])
+def test_a_long_line_ending_a_sentence_or_before_a_board_keeps_the_next_line_as_it_is(following):
+    ended = "It is bob's turn. " + "The territory stands as the board shows it, " * 2 + "so far."
+    after_open = "The territory stands as the board shows it and " * 2
+    for line in (ended, after_open.strip()):
+        wrapped = outbound.wrap(line + "\n" + following).split("\n")
+        if line is ended or not following[:1].isalpha():
+            assert wrapped[-1] == following and all(len(w) <= outbound.MAX_LINE for w in wrapped)

@@ -205,7 +205,12 @@ def test_reject_refuses_every_challenge_to_that_game_until_accept(server, player
     assert players.send(BOB, "greatkingdom reject bob bobpw").status == "applied"
     told = latest_to(outbox, BOB)
     assert told["Subject"] == "Great Kingdom challenges for bob"
-    assert "bob takes no challenges to Great Kingdom" in flat(told)
+    assert "bob takes no challenges to Great Kingdom" in flat(told) and "Once bob takes them again" not in flat(told)
+    assert players.send(BOB, "greatkingdom limit bob bobpw 2").status == "applied"  # stored while refusing
+    limited = flat(latest_to(outbox, BOB))
+    assert "bob takes no challenges to Great Kingdom" in limited
+    assert "Once bob takes them again, at most 2 active boards at a time." in limited
+    assert players.send(BOB, "greatkingdom limit bob bobpw 0").status == "applied"  # no limit again
     refused = players.send(ALICE, "greatkingdom challenge alice bob")
     assert refused.status == "rejected"
     assert refused.error == "bob does not take challenges to Great Kingdom at the moment; no board was started."

@@ -97,14 +97,27 @@ def reply_address(settings: Settings, board_id: int, token: str) -> str:
 
 
 def wrap(text: str, width: int = MAX_LINE) -> str:
-    """Wrap long prose lines; lines that already fit (boards) are kept as they are."""
+    """Wrap long prose lines; lines that already fit (boards) are kept as they are. A
+    long line that stops mid-sentence hands its overflow to the line that goes on with
+    the sentence, so a paragraph whose names came out long reads "...no reminders and
+    no / expiry" rather than leaving "no" alone on a line."""
     out: list[str] = []
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
         if len(line) <= width:
             out.append(line)
-        else:
-            out.extend(_wrapped(line, width))
+            continue
+        wrapped = list(_wrapped(line, width))
+        if n + 1 < len(lines) and _goes_on(line, lines[n + 1]) and len(wrapped) > 1:
+            lines[n + 1] = wrapped.pop() + " " + lines[n + 1]  # wrapped again in its turn if too long
+        out.extend(wrapped)
     return "\n".join(out)
+
+
+def _goes_on(line: str, following: str) -> bool:
+    """Whether ``following`` continues the sentence ``line`` left open: plain prose at
+    the margin (no quote, comment, board or list), after no full stop."""
+    return line[:1].isalpha() and following[:1].isalpha() and line.rstrip()[-1:] not in ".:!?)"
 
 
 @functools.lru_cache(maxsize=256)
