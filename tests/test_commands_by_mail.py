@@ -317,3 +317,14 @@ def test_a_challenge_wrapped_by_a_flowed_mail_program_keeps_every_option(players
 def test_a_reply_behind_a_mailing_list_tag_reads_its_body(players, outbox):
     assert players.send(ALICE, "[pbm-list] Re: Great Kingdom Board 101", "greatkingdom help\n").status == "applied"
     assert outbox.new()[-1]["Subject"] == "Great Kingdom help"
+
+
+def test_a_multiple_mails_refusals_are_titled_after_a_board_only_when_all_are_about_it(players, outbox):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    outbox.new()
+    players.send(ALICE, "multiple", "greatkingdom move 101 alice wrong D4\nbogus line\n")
+    mixed = [m for m in outbox.new() if m["To"].addresses[0].addr_spec == ALICE]
+    assert [m["Subject"] for m in mixed] == ["pbm error"]  # "bogus line" is about no board
+    players.send(ALICE, "multiple", "greatkingdom move 101 alice wrong D4\ngreatkingdom show 101#9\n")
+    same = [m for m in outbox.new() if m["To"].addresses[0].addr_spec == ALICE]
+    assert [m["Subject"] for m in same] == ["Great Kingdom Board 101 Error"]

@@ -229,8 +229,9 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
 def errors_mail(unit: Unit, refused: list[tuple]) -> None:
     """One mail for the several refused lines of one mail (``multiple``): each line
     with its sentence and what to send instead, in the sender's language."""
-    boards = {board.id for _, _, board, _ in refused if board is not None}
-    board = next(b for _, _, b, _ in refused if b is not None) if len(boards) == 1 else None
+    boards = {board.id if board is not None else None for _, _, board, _ in refused}
+    # titled after a board only when every refusal is about it
+    board = refused[0][2] if len(boards) == 1 and None not in boards else None
     send(unit, unit.mail.sender, "errors", board=board,
          board_title=REGISTRY[board.game].title if board is not None else None,
          refused=[{"line": line or "", "error": error, "usage": getattr(error, "usage", None)}
