@@ -240,6 +240,9 @@ def test_go_quotes_a_point_as_written(server, outbox, game):
      'Send instead: greatkingdom challenge <user1> <user2> with the options that "greatkingdom help" lists'),
     (CAROL, "go show 101", 'Send instead: the same command beginning with "greatkingdom"'),
     (ALICE, "greatkingdom move 101 alice alicepw decline", "Send instead: resign"),
+    (CAROL, "greatkingdom move 101 carol carolpw E4", "Send instead: <game> games [<userid>] [next | active | all]"),
+    (BOB, "greatkingdom move 101 bob bobpw accept", "Send instead: <game> move <board> <userid> <password> <move>"),
+    (BOB, "greatkingdom move 101 bob bobpw undo", "Send instead: <game> move <board> <userid> <password>"),
 ])
 def test_an_error_mail_says_what_to_send_instead(server, outbox, game, sender, subject, send_instead):
     error = expect_error(server, outbox, game, sender, subject, "")

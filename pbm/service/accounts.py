@@ -113,7 +113,7 @@ def authenticate(unit: Unit, userid: str, password: str, usage: str, *, changing
         player = lock(unit, player)
     if player.closed_at is not None:
         raise PlayerError(lazy_gettext("The account %(userid)s was closed (signoff); its userid stays with its "
-                                       "games.", userid=userid), usage)
+                                       "games.", userid=userid), USAGE["signup"])  # an account anew, another userid
     if player.password_hash is None:
         raise PlayerError(lazy_gettext("%(userid)s has no password yet: they play by replying to their board "
                                        "mails (or sign up from their own address).", userid=userid), usage)

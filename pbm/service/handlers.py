@@ -120,7 +120,7 @@ def move(unit: Unit, command: Command, comment: str) -> None:
     seat = board.seat_of(player.id)
     if seat is None:
         raise PlayerError(lazy_gettext("%(userid)s is not a player on board %(board)s.", userid=player.userid,
-                                       board=board.id))
+                                       board=board.id), USAGE["games"])  # which boards they play
     boards.play(unit, board, seat, command.move, comment, command.number)
 
 

@@ -53,7 +53,7 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
     elif board.request_kind is None:
         raise PlayerError(lazy_gettext("There is no open request on board %(board)s to %(word)s; \"undo\" asks to "
                                        "take back your last move, \"propose\" offers a draw.", board=board.id,
-                                       word=word))
+                                       word=word), USAGE["move"])
     elif board.request_seat == seat:
         raise PlayerError(lazy_gettext("You made %(request)s on board %(board)s yourself; %(other)s answers it (a "
                                        "move of yours withdraws it).", request=describe(board, players),
@@ -80,9 +80,10 @@ def _ask(unit: Unit, board: Board, game: Game, seat: int, kind: str, players, co
     computer = players[1 - seat].userid == COMPUTER
     if computer and board.room_id is None:  # a rated game
         raise PlayerError(lazy_gettext("The computer neither takes back moves nor agrees to draws; play on, or "
-                                       "resign."))
+                                       "resign."), lazy_gettext("a move, or resign"))
     if computer and kind == "draw":
-        raise PlayerError(lazy_gettext("The computer agrees to no draws; play on, or resign."))
+        raise PlayerError(lazy_gettext("The computer agrees to no draws; play on, or resign."),
+                          lazy_gettext("a move, or resign"))
     if board.request_kind is not None:
         raise PlayerError(lazy_gettext("Board %(board)s already has an open request (%(request)s); only one may "
                                        "be open at a time, until it is answered or a move is made.",
@@ -94,7 +95,7 @@ def _ask(unit: Unit, board: Board, game: Game, seat: int, kind: str, players, co
                if entry.kind in OWN_MOVES and entry.seat == seat]
         if not own:
             raise PlayerError(lazy_gettext("You have made no move on board %(board)s that could be taken back.",
-                                           board=board.id))
+                                           board=board.id), USAGE["move"])
         first = own[-1]
     board.request_kind, board.request_seat, board.request_move = kind, seat, first
     unit.session.add(board)
@@ -164,7 +165,7 @@ def _seated(unit: Unit, command: Command) -> tuple[Board, int, tuple[Player, Pla
     seat = board.seat_of(player.id)
     if seat is None:
         raise PlayerError(lazy_gettext("%(userid)s is not a player on board %(board)s.", userid=player.userid,
-                                       board=board.id))
+                                       board=board.id), USAGE["games"])  # which boards they play
     if board.status != "active":
         raise boards.finished(board, players)
     return board, seat, players

@@ -64,7 +64,7 @@ def subscribe(unit: Unit, command: Command, comment: str) -> None:
                                            userid=player.userid, board=board.id))
         if board.status != "active":
             raise PlayerError(lazy_gettext("Board %(board)s is over; there is nothing more to watch.",
-                                           board=board.id))
+                                           board=board.id), USAGE["show"])  # the final position
         watching = letters.watchers(unit.session, board)
         if player in watching:
             raise PlayerError(lazy_gettext("%(userid)s watches board %(board)s already.", userid=player.userid,
