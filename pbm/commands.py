@@ -92,8 +92,9 @@ def match_word(word: str, choices, usage: Usage | None = None) -> str | None:
     if word in choices:
         return word
     found = sorted({c for c in choices if c.startswith(word)})
-    if usage is None:
-        forms = [form for c in found if c in USAGE for form in USAGE[c].forms]
+    if usage is None:  # a game's form: its help, which shows how to play it
+        forms = [form for c in found for form in (USAGE[c].forms if c in USAGE else (f"{c} help",)
+                                                  if c in game_names() else ())]
         usage = Usage(*forms) if forms else None
     if len(found) > 1:
         raise CommandError(LazyText(lambda: i18n.gettext(

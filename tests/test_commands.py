@@ -144,6 +144,7 @@ def test_words_that_cannot_be_taken_back_are_never_abbreviated(line, short, word
                           "<game> resign <board> <userid> <password>"),  # ratings is standings
     ("go games alice a", "<game> games [<userid>] [next | active | all]"),  # a filter, not the command "all"
     ("all show alice a", "all show <userid> [next | active]"),
+    ("t", "twodragons help   or   twotigers help"),  # a game's help shows how to play it
 ])
 def test_an_ambiguous_word_is_answered_with_the_forms_it_could_stand_in(line, usage):
     with pytest.raises(CommandError) as error:
