@@ -243,6 +243,8 @@ def test_go_quotes_a_point_as_written(server, outbox, game):
     (CAROL, "greatkingdom move 101 carol carolpw E4", "Send instead: <game> games [<userid>] [next | active | all]"),
     (BOB, "greatkingdom move 101 bob bobpw accept", "Send instead: <game> move <board> <userid> <password> <move>"),
     (BOB, "greatkingdom move 101 bob bobpw undo", "Send instead: <game> move <board> <userid> <password>"),
+    (CAROL, "add carol carolpw notanaddress", "Send instead: add <userid> <password> <email>"),
+    (CAROL, "greatkingdom challenge carol pbm@pbm.test", "Send instead: <game> challenge <user1> <user2>"),
 ])
 def test_an_error_mail_says_what_to_send_instead(server, outbox, game, sender, subject, send_instead):
     error = expect_error(server, outbox, game, sender, subject, "")

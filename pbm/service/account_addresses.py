@@ -25,7 +25,7 @@ def change_address(unit: Unit, command: Command, comment: str) -> None:
     the mail says it comes from there (a From proves nothing: one forged mail would
     bind a stranger's address to an account)."""
     player = accounts.authenticate(unit, command.userid, command.password, USAGE["change"], changing=True)
-    address = player_address(unit.settings, command.args[0])
+    address = player_address(unit.settings, command.args[0], USAGE["change"])
     accounts.address_is_free(unit, address, player)
     if address == player.email:
         _move_account(unit, player, address)
@@ -38,7 +38,7 @@ def add_address(unit: Unit, command: Command, comment: str) -> None:
     mail says it comes from there, see ``change_address``). Board mails still go to
     the primary one."""
     player = accounts.authenticate(unit, command.userid, command.password, USAGE["add"], changing=True)
-    address = player_address(unit.settings, command.args[0])
+    address = player_address(unit.settings, command.args[0], USAGE["add"])
     _check_can_add(unit, player, address)
     accounts.ask_confirmation(unit, "add", address, player.language, userid=player.userid, player_id=player.id)
 

@@ -150,7 +150,7 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if by_userid(unit.session, userid):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
-    address = player_address(unit.settings, command.args[0]) if command.args else unit.mail.sender
+    address = player_address(unit.settings, command.args[0], USAGE["signup"]) if command.args else unit.mail.sender
     address_is_free(unit, address, None)
     password_hash = unit.new_password_hash(command.password)
     if address == unit.mail.sender:
@@ -294,7 +294,7 @@ def resolve(unit: Unit, name: str) -> Player:
             raise PlayerError(lazy_gettext("There is no player called %(name)s; name them by email address to "
                                            "invite them.", name=as_typed(name)), USAGE["challenge"])
         return player
-    address = player_address(unit.settings, name)
+    address = player_address(unit.settings, name, USAGE["challenge"])
     player = by_address(s, address)
     if player:
         return player

@@ -48,7 +48,7 @@ def _address_reason(error: EmailNotValidError) -> str:
     return i18n.gettext("It must have the form name@example.org.")
 
 
-def normalise_address(address: str) -> str:
+def normalise_address(address: str, usage=None) -> str:
     """The canonical form of an address; PlayerError when it is not usable (also when
     no mail could be written to it as it is: ``=?...?=`` words, which ``email`` would
     decode into other addresses)."""
@@ -57,10 +57,11 @@ def normalise_address(address: str) -> str:
     except EmailNotValidError as error:
         raise PlayerError(lazy_gettext("\"%(address)s\" is not a usable email address: %(reason)s",
                                        address=as_typed(address),
-                                       reason=i18n.LazyText(functools.partial(_address_reason, error)))) from None
+                                       reason=i18n.LazyText(functools.partial(_address_reason, error))),
+                          usage) from None
     if not writable_address(normal):
         raise PlayerError(lazy_gettext("\"%(address)s\" is not a usable email address: it holds what mail programs "
-                                       "read as an encoded word (=?...?=).", address=as_typed(address)))
+                                       "read as an encoded word (=?...?=).", address=as_typed(address)), usage)
     return normal
 
 
@@ -84,13 +85,14 @@ def is_server_address(settings: Settings, address: str) -> bool:
     return domain == own_domain and local.split("+", 1)[0] == own_local
 
 
-def player_address(settings: Settings, address: str) -> str:
+def player_address(settings: Settings, address: str, usage=None) -> str:
     """``normalise_address`` for an address a player is to have (or be invited at):
-    never the server's own, whose mails the server takes for its own and ignores."""
-    normal = normalise_address(address)
+    never the server's own, whose mails the server takes for its own and ignores.
+    ``usage``: what to send instead, when it is refused (the command's forms)."""
+    normal = normalise_address(address, usage)
     if is_server_address(settings, normal):
         raise PlayerError(lazy_gettext("%(address)s is this server's own address; a player needs an address of "
-                                       "their own.", address=normal))
+                                       "their own.", address=normal), usage)
     return normal
 
 
