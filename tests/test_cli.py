@@ -361,7 +361,7 @@ def test_db_upgrade_without_the_checkouts_migrations_says_how_to_install(env, tm
 def test_links_point_to_the_machine_s_name_when_serve_listens_on_every_interface():
     import socket
 
-    from pbm.cli import own_address
+    from pbm.cli_servers import own_address
 
     assert own_address("0.0.0.0", 5000) == f"http://{socket.getfqdn()}:5000"  # 0.0.0.0 leads nowhere in a mail
     assert own_address("127.0.0.1", 5600) == "http://127.0.0.1:5600"

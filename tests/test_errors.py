@@ -97,11 +97,13 @@ def expect_error(server, outbox, mailer, sender, subject, reason, text="", mail_
      "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol bob -size", "-size needs a value, like -size=9.", "Great Kingdom error"),
     # numbers as players write them: no other script's digits, no 1_0, which int() and float() would take
-    (CAROL, "greatkingdom challenge carol bob -size=\u0667", "-size must be a whole number, not", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob -size=\u0667", "-size must be a whole number, not",
+     "Great Kingdom error"),
     (CAROL, "go challenge carol bob -komi=6_5", "-komi must be a whole or half number", "Go error"),
     (CAROL, "greatkingdom challenge carol bob --nagtime=\u0663", "--nagtime needs a number of days",
      "Great Kingdom error"),
-    (CAROL, "greatkingdom challenge carol bob --nagtime=1_0", "--nagtime needs a number of days", "Great Kingdom error"),
+    (CAROL, "greatkingdom challenge carol bob --nagtime=1_0", "--nagtime needs a number of days",
+     "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol bob -margin=99999999999999999999", "-margin must be a number from 0 to 361, "
      "not 99999999999999999999.", "Great Kingdom error"),
     (CAROL, "greatkingdom challenge carol bob -size=7 -size=9", "-size is given twice; write it once.",

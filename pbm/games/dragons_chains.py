@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .dragons import STEP, edge_colours, main_edges, neighbour, regions
+from .dragons_tiles import STEP, edge_colours, main_edges, neighbour, regions
 
 if TYPE_CHECKING:
     from .dragons import DragonsState

@@ -4,7 +4,8 @@ the middle."""
 
 from __future__ import annotations
 
-from .dragons import Cell, DragonsState, edge_colours, inside, regions
+from .dragons import DragonsState
+from .dragons_tiles import Cell, edge_colours, inside, regions
 
 # Vertex characters, by which of the three cells around a vertex hold tiles. A
 # vertex whose horizontal edge runs to the right has cells up-right (U),

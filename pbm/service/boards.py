@@ -316,7 +316,8 @@ def play_on(unit: Unit, board: Board, game: Game, state, players) -> list[LazyTe
         text = game.format_move(move)
         append(unit, board, game, kind="auto", seat=seat, text=text, state=state, outcome=game.outcome(state))
         sentences.append(lazy_gettext("%(name)s had no other move: the server played %(move)s for them (move "
-                                      "%(number)s).", name=player_name(players[seat]), move=text, number=board.move_count))
+                                      "%(number)s).", name=player_name(players[seat]), move=text,
+                                      number=board.move_count))
     return sentences
 
 

@@ -82,7 +82,8 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
                         invited=frozenset(p.id for p in seats if p.invited))
 
 
-def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Player], written) -> None:
+def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Player],
+                        written: tuple[str, ...]) -> None:
     """At most MAX_BOARDS_PER_MAIL new boards from one mail; ``boards_per_hour`` (a setting)
     new boards a player, challenger or challenged; an invited address (nobody there has
     answered yet) at most MAX_INVITED_BOARDS_PER_DAY, so that many challengers

@@ -18,9 +18,9 @@ from pbm.games.dragons import (
     edge_colours,
     fitting,
     longest_loop,
-    main_edges,
     neighbour,
 )
+from pbm.games.dragons_tiles import main_edges
 
 
 def orient(name: str) -> int:

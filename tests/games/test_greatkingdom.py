@@ -149,7 +149,8 @@ def test_two_passes_blue_needs_three_more_points():
     blue, orange = GK.scores(state)
     assert (blue, orange) == (9, 12)
     ended = play(state, "pass", "pass")
-    assert ended.outcome == Outcome(1, "territory after two passes (Blue needs 3 more)", "Blue 9, Orange 12", "score", 5.5)
+    assert ended.outcome == Outcome(1, "territory after two passes (Blue needs 3 more)", "Blue 9, Orange 12", "score",
+                                    5.5)
     state = position("""
         . . . . B O . . .
         . . . . B O . . .
