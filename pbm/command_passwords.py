@@ -31,18 +31,43 @@ def redact(line: str) -> str:
 
 
 def _secrets(line: str, depth: int = 0) -> set[str]:
-    """The passwords in a command line; for a line refused for an ambiguous or shortened
-    word, the passwords of every reading of it (so a refused line is redacted too)."""
+    """The passwords in a command line; for a refused line, the words where a form of
+    the command it was read as has a password (``_by_position``) and, for a word
+    refused as ambiguous or shortened, the passwords of every reading of it."""
     try:
         command = parse_command(line)
     except CommandError as error:
         words = line.split()
+        found = _by_position(words, error.usage)
         if depth > 2 or error.word is None or error.word not in (w.lower() for w in words):
-            return set()
+            return found
         at = [w.lower() for w in words].index(error.word)
-        return set().union(*(_secrets(" ".join([*words[:at], reading, *words[at + 1:]]), depth + 1)
+        return found.union(*(_secrets(" ".join([*words[:at], reading, *words[at + 1:]]), depth + 1)
                              for reading in error.readings))
     secrets = {command.password} if command.password else set()
     if command.verb == "change_password":
         secrets.add(command.args[0])
     return secrets
+
+
+PASSWORD_PLACES = ("<password>", "<old>", "<new>")  # what a command's forms call its passwords
+
+
+def _by_position(words: list[str], usage) -> set[str]:
+    """For a line that does not parse (a word too many or too few, a board number
+    mistyped): the words standing where a form of the command it was read as
+    (``usage``, the error's "send instead") has a password, the forms lined up with
+    the line at their command word (``move``, which the line may abbreviate). More
+    than the password may go (two forms, two places): what is stored keeps less."""
+    found = set()
+    for form in getattr(usage, "forms", ()):
+        places = form.split()
+        verb = next((i for i, place in enumerate(places) if place.isalpha()), None)
+        if verb is None:
+            continue
+        at = next((i for i, word in enumerate(words[:verb + 1]) if places[verb].startswith(word.lower())), None)
+        if at is None:
+            continue
+        found.update(words[i + at - verb] for i, place in enumerate(places)
+                     if place in PASSWORD_PLACES and 0 <= i + at - verb < len(words))
+    return found

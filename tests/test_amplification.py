@@ -79,6 +79,20 @@ def test_many_challengers_together_cannot_flood_an_invited_address(players, outb
     assert VICTIM not in by_userid.error  # bob never typed the address: the refusal does not tell it him
 
 
+
+def test_the_tag_spellings_of_one_inbox_are_one_invited_address(players, outbox):
+    """victim+1@, victim+2@ ... reach one inbox: the day's invitations count for it."""
+    local, domain = VICTIM.split("@")
+    players.send("eve@evil.test", "signup eve evepw")
+    results = [players.send("eve@evil.test", f"greatkingdom challenge eve {local}+{n}@{domain}")
+               for n in range(MAX_INVITED_BOARDS_PER_DAY + 2)]
+    assert [r.status for r in results] == ["applied"] * MAX_INVITED_BOARDS_PER_DAY + ["rejected"] * 2
+    assert results[-1].error.startswith(f"{local}+{MAX_INVITED_BOARDS_PER_DAY + 1}@{domain} was invited to "
+                                        f"{MAX_INVITED_BOARDS_PER_DAY} games in the last day")
+    reached = [m for m in outbox.all() if m["To"].addresses[0].domain == domain]
+    assert len(reached) == MAX_INVITED_BOARDS_PER_DAY
+    assert players.send("eve@evil.test", f"greatkingdom challenge eve other@{domain}").status == "applied"
+
 def test_a_player_is_seated_at_a_few_new_boards_an_hour_whoever_challenges(low_limits, players, outbox):
     for n in range(BOARDS_PER_HOUR + 1):
         players.send(f"att{n}@evil.test", f"signup att{n} pw-att{n}")

@@ -1,5 +1,6 @@
 """The command language end to end: each command's answer as the player sees it."""
 
+import pytest
 from sqlmodel import select
 from werkzeug.security import check_password_hash
 
@@ -291,6 +292,23 @@ def test_a_command_repeated_in_the_body_never_passes_the_password_on(players, ou
     assert "alicepw" not in body(outbox.to(BOB)[-1]) and "psst: '[password removed]'" in body(outbox.to(BOB)[-1])
     players.send(BOB, "greatkingdom history 101")
     assert "alicepw" not in body(outbox.new()[-1])
+
+
+@pytest.mark.parametrize("subject", ["Re[2]: Great Kingdom Board 101 alice", "WG: Great Kingdom Board 101 alice"])
+def test_a_counted_reply_or_a_forward_is_no_command_but_its_body_is(players, outbox, subject):
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    result = players.send(ALICE, subject, "greatkingdom show 101")
+    assert result.status == "applied", result.error
+    assert outbox.to(ALICE)[-1]["Subject"].startswith("Great Kingdom Board 101")
+
+def test_a_short_password_stays_inside_the_words_of_a_comment(players, outbox):
+    """Cut out of "good", the password "go" would garble the comment and show itself."""
+    players.send("carol@players.test", "signup carol go")
+    players.send(ALICE, "greatkingdom challenge carol alice")
+    assert players.send("carol@players.test", "greatkingdom move 101 carol go D4",
+                        "Good luck, and a good game! (my password: go)").status == "applied"
+    to_alice = body(outbox.to(ALICE)[-1])
+    assert "> Good luck, and a good game! (my password: [password removed])" in to_alice
 
 
 def test_a_whole_command_in_a_reply_to_a_board_mail_is_run_as_a_command(players, outbox):

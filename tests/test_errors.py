@@ -247,6 +247,7 @@ def test_go_quotes_a_point_as_written(server, outbox, game):
     (BOB, "greatkingdom move 101 bob bobpw undo", "Send instead: <game> move <board> <userid> <password>"),
     (CAROL, "add carol carolpw notanaddress", "Send instead: add <userid> <password> <email>"),
     (CAROL, "greatkingdom challenge carol pbm@pbm.test", "Send instead: <game> challenge <user1> <user2>"),
+    (BOB, "greatkingdom move 101 bob bobpw newround", "Send instead: your moves on board 101"),
 ])
 def test_an_error_mail_says_what_to_send_instead(server, outbox, game, sender, subject, send_instead):
     error = expect_error(server, outbox, game, sender, subject, "")
@@ -280,3 +281,18 @@ def test_the_same_move_sent_twice_is_told_it_was_played(server, outbox, game):
     error = expect_error(server, outbox, game, BOB, "greatkingdom move 101 bob bobpw f6",
                          "Your move F6 on board 101 was already played (move 2); it is alice's turn now.")
     assert "queue" not in " ".join(body(error).split())
+    assert 'Send instead: "greatkingdom show 101" for the board as it is now' in " ".join(body(error).split())
+
+
+@pytest.mark.parametrize("move", ["Z99", "show 101", "pass me the salt"])
+def test_no_move_with_a_stale_number_is_told_what_is_wrong_with_it(server, outbox, game, move):
+    """#n says the board moved on only about a move: text that is none is told that."""
+    expect_error(server, outbox, game, BOB, f"greatkingdom move 101 bob bobpw {move}#1",
+                 "A Great Kingdom move is a point like D4, or pass.")
+
+
+def test_a_reply_that_is_no_move_is_not_told_the_board_changed(server, outbox, game):
+    tag = [m for m in outbox.to(ALICE) if m["Reply-To"]][-1]["Reply-To"].addresses[0].addr_spec
+    error = expect_error(server, outbox, game, ALICE, "Re: Great Kingdom Board 101 bob", "", "show 101#0", to=tag)
+    assert "the board changed since you looked" not in body(error)
+    assert "A Great Kingdom move is a point like D4, or pass." in " ".join(body(error).split())

@@ -349,3 +349,13 @@ def test_a_refused_decline_tells_a_german_player_the_move_word_to_send(players, 
     assert refused.status == "rejected"
     said = " ".join(body(outbox.to(ALICE)[-1]).split())
     assert "Sende stattdessen: resign" in said and "aufgegeben" not in said
+
+
+def test_a_german_error_mail_quotes_the_mail_under_the_german_word_for_subject(players, outbox):
+    players.send(BOB, "language bob bobpw de")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    assert players.send(BOB, "greatkingdom move 101 bob bobpw Z9").status == "rejected"
+    error = body(outbox.to(BOB)[-1])
+    assert "Deine Nachricht war:\n> Betreff: greatkingdom move 101 bob bobpw Z9" in error  # to its sender only
+    assert "Subject:" not in error

@@ -272,14 +272,18 @@ def test_text_that_is_not_flowed_keeps_its_trailing_spaces_as_line_ends():
     assert parse_mail(raw).body == "one \ntwo\n"
 
 
-@pytest.mark.parametrize("subject", ["[pbm-list] Re: Great Kingdom Board 101", "[a] [b] AW: x", "Re: x"])
+@pytest.mark.parametrize("subject", ["[pbm-list] Re: Great Kingdom Board 101", "[a] [b] AW: x", "Re: x",
+                                     "Re[2]: x", "RE^3: x", "Re(2): x", "WG: x", "TR: x", "RV: x", "Fw: x",
+                                     "SV: x", "R: x", "I: x"])
 def test_a_list_tag_before_re_is_still_a_reply_subject(subject):
     raw = f"From: a@players.test\nTo: pbm@pbm.test\nSubject: {subject}\n\nhelp\n".encode()
     assert parse_mail(raw).is_reply_subject
 
 
-def test_a_subject_with_brackets_that_is_no_reply_is_a_command():
-    assert not parse_mail(b"From: a@players.test\nTo: pbm@pbm.test\nSubject: [x] help\n\n").is_reply_subject
+@pytest.mark.parametrize("subject", ["[x] help", "go show 101", "re", "ratings", "tr", "i"])
+def test_a_subject_with_brackets_that_is_no_reply_is_a_command(subject):
+    raw = f"From: a@players.test\nTo: pbm@pbm.test\nSubject: {subject}\n\n".encode()
+    assert not parse_mail(raw).is_reply_subject
 
 
 def test_a_mail_without_message_id_is_known_by_its_bytes_only_when_it_has_a_date():

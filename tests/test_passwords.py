@@ -20,6 +20,24 @@ def test_the_password_is_not_kept_in_the_record_of_the_mail(players):
     assert not any("alicepw" in s or "newsecret" in s for s in subjects)
 
 
+
+def test_a_refused_line_is_kept_without_its_password(players):
+    """A slip (the move forgotten, a word too many, a mistyped board number) is refused,
+    and its record hides the words where the command's forms have a password."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    slips = {"greatkingdom move 101 alice alicepw": "greatkingdom move 101 alice ********",
+             "greatkingdom resign 101 alice alicepw now": "greatkingdom resign 101 alice ******** now",
+             "gr m 1o1 alice alicepw D4": "gr m 1o1 alice ******** D4",
+             "move 101 alice alicepw": "move 101 alice ********",
+             "change password alice alicepw": "change password alice ********",
+             "signoff alice alicepw please": "signoff alice ******** please"}
+    for line in slips:
+        assert players.send(ALICE, line).status == "rejected", line
+    with reading(players.server.engine) as session:
+        subjects = session.exec(select(InboundMessage.subject)).all()
+    assert set(slips.values()) <= set(subjects)
+    assert not any("alicepw" in s for s in subjects)
+
 def test_guessing_one_account_is_locked_even_for_the_right_password(players):
     players.send(ALICE, "greatkingdom challenge alice bob")
     for guess in range(MAX_PER_ACCOUNT):

@@ -55,6 +55,13 @@ class MalformedMail(ValueError):
     """The bytes hold no usable message (no sender, nothing readable)."""
 
 
+# The words mail programs put before a reply's or a forward's subject: English, German
+# (AW, WG), Nordic (SV, VS), Dutch (Antw), French (TR), Spanish and Portuguese (RV,
+# ENC), Italian (R, RIF, I), Polish (Odp); a count may follow (Re[2]:, Re^2:, Re(2):).
+_REPLY_SUBJECT = re.compile(r"^\s*(\[[^\]]{0,80}\]\s*)*(re|aw|sv|vs|antw|odp|rif|r|fwd?|wg|tr|rv|enc|i)"
+                            r"\s*(\[[0-9]{1,4}\]|\^[0-9]{1,4}|\([0-9]{1,4}\))?\s*:", re.I)
+
+
 @dataclass
 class InboundMail:
     message_id: str  # no whitespace or control characters, at most 255 characters
@@ -67,9 +74,10 @@ class InboundMail:
 
     @property
     def is_reply_subject(self) -> bool:
-        """Whether the subject is a reply's or a forward's (``Re:``, ``AW:``, ``Fwd:``),
-        also behind a mailing list's tag (``[pbm-list] Re: ...``)."""
-        return bool(re.match(r"^\s*(\[[^\]]{0,80}\]\s*)*(re|aw|sv|antw|fwd?)\s*:", self.subject, re.I))
+        """Whether the subject is a reply's or a forward's (``Re:``, ``AW:``, ``Fwd:``,
+        ``WG:``, counted as ``Re[2]:`` or ``Re^2:``), also behind a mailing list's tag
+        (``[pbm-list] Re: ...``)."""
+        return bool(_REPLY_SUBJECT.match(self.subject))
 
 
 # -- MIME --------------------------------------------------------------------------

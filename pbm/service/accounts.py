@@ -228,13 +228,14 @@ def ask_confirmation(unit: Unit, action: str, address: str, language: str | None
     that of whoever the addresses may belong to."""
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
-                                       "separately."))
+                                       "separately."), lazy_gettext("one mail for each address"))
     asked = unit.session.exec(select(func.count()).select_from(Confirmation).where(
         same_mailbox(Confirmation.address, address), Confirmation.action != DISOWN,
         Confirmation.created_at > unit.now - timedelta(days=1))).one()
     if asked >= MAX_CONFIRMATIONS_A_DAY:
         raise PlayerError(lazy_gettext("%(address)s was asked for confirmation %(count)s times today already; "
-                                       "try again tomorrow.", address=address, count=MAX_CONFIRMATIONS_A_DAY))
+                                       "try again tomorrow.", address=address, count=MAX_CONFIRMATIONS_A_DAY),
+                          lazy_gettext("the same command tomorrow"))
     confirmation = Confirmation(token=secrets.token_hex(16), action=action, address=address,
                                 created_at=unit.now, expires_at=unit.now + timedelta(days=CONFIRM_DAYS),
                                 **pending)

@@ -29,7 +29,7 @@ from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from ..usage import USAGE, Usage
 from . import letters, ratings
-from .movetext import applied, notation, overlong, same_move, spelled_out
+from .movetext import applied, notation, overlong, same_move, spelled_out, word_moves
 from .errors import PlayerError
 from .unit import Unit, run
 
@@ -198,11 +198,12 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         raise finished(board, players)
     expected = board.move_count + 1
     if number is not None and number != expected:
+        if text.lower() not in word_moves(game) and (refusal := unreadable(game, state, text)) is not None:
+            raise refusal  # no move at all: that, not the board's having moved on, is what went wrong
         raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
                                        "#%(expected)s; the board changed since you looked.",
                                        number=number, board=board.id, expected=expected),
-                          lazy_gettext('"%(game)s show %(board)s" for the board as it is now', game=board.game,
-                                       board=board.id))
+                          as_it_is_now(board))
     if text.lower() in requests.WORDS:
         requests.answer(unit, board, game, seat, text.lower(), players, comment)
         return
@@ -219,7 +220,8 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
         if (again := _played_before(unit, board, seat, text)) is not None:  # the same mail or form sent twice
             raise PlayerError(lazy_gettext("Your move %(move)s on board %(board)s was already played (move "
                                            "%(number)s); it is %(name)s's turn now.", move=again.text, board=board.id,
-                                           number=again.number, name=player_name(players[turn])))
+                                           number=again.number, name=player_name(players[turn])),
+                              as_it_is_now(board))
         raise PlayerError(lazy_gettext("It is not your turn on board %(board)s: it is %(name)s's turn (%(side)s).",
                                        board=board.id, name=player_name(players[turn]),
                                        side=lazy_gettext(game.sides[turn])),
@@ -235,6 +237,23 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_on(unit, board, game, state, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
+
+
+def as_it_is_now(board: Board) -> LazyText:
+    """What to send instead of a move made for a position that is gone: a look at the board."""
+    return lazy_gettext('"%(game)s show %(board)s" for the board as it is now', game=board.game, board=board.id)
+
+
+def unreadable(game: Game, state, text: str) -> PlayerError | None:
+    """The refusal of ``text`` when it is no move of the game's notation (too long, or
+    not read as one), else None: whether it is legal is not asked."""
+    if (refusal := overlong(text)) is not None:
+        return PlayerError(refusal, notation(game))
+    try:
+        game.parse_move(text, state)
+    except MoveError as error:
+        return PlayerError(lazy_sentence(error), notation(game))
+    return None
 
 
 def _played_before(unit: Unit, board: Board, seat: int, text: str) -> MoveRecord | None:

@@ -63,7 +63,8 @@ def check_can_play(game, settings: Settings) -> None:
     if game.name == "go" and not available(settings.gnugo_path):
         raise PlayerError(lazy_gettext("GNU Go is not installed on this server (it is looked for at %(path)s), "
                                        "so the computer cannot play Go here; it plays the other games.",
-                                       path=settings.gnugo_path))
+                                       path=settings.gnugo_path),
+                          lazy_gettext("a challenge of computer at another game, or of another player at Go"))
 
 
 def _seat_to_act(session, board: Board) -> int | None:

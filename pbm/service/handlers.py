@@ -21,6 +21,7 @@ from ..games import REGISTRY, OptionError, as_typed, get_game
 from ..i18n import LazyText, lazy_gettext, ngettext
 from ..models import Board, ChallengePolicy, Player
 from . import account_addresses, accounts, boards, computer, letters, queries, ratings, requests, social
+from .addresses import same_mailbox
 from .errors import PlayerError
 from .unit import Unit
 
@@ -86,19 +87,25 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
                         written: tuple[str, ...]) -> None:
     """At most MAX_BOARDS_PER_MAIL new boards from one mail; ``boards_per_hour`` (a setting)
     new boards a player, challenger or challenged; an invited address (nobody there has
-    answered yet) at most MAX_INVITED_BOARDS_PER_DAY, so that many challengers
-    together cannot flood it. A refusal names the seats as ``written`` in the challenge:
-    an invited player's address only to whoever typed it."""
+    answered yet) at most MAX_INVITED_BOARDS_PER_DAY, counted for its inbox (the
+    ``+tag`` spellings of one address are one: ``addresses.same_mailbox``), so that
+    many challengers together cannot flood it. A refusal names the seats as
+    ``written`` in the challenge: an invited player's address only to whoever typed it."""
     unit.new_boards += 1
     if unit.new_boards > MAX_BOARDS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may start at most %(count)s boards.", count=MAX_BOARDS_PER_MAIL),
                           USAGE["challenge"])
     as_written = {seat.id: name for seat, name in zip(seats, written)}  # an invited address only if typed
     for player in sorted(seats, key=lambda p: p.id != challenger.id):  # the challenger's own limit first
-        window = timedelta(days=1) if player.invited else timedelta(hours=1)
-        recent = unit.session.exec(select(func.count()).select_from(Board).where(
-            (Board.seat0_id == player.id) | (Board.seat1_id == player.id),
-            Board.created_at > unit.now - window)).one()
+        if player.invited:  # every invited spelling of the inbox, over a day
+            seated = select(Player.id).where(Player.invited, same_mailbox(Player.email, player.email))
+            recent = unit.session.exec(select(func.count()).select_from(Board).where(
+                Board.seat0_id.in_(seated) | Board.seat1_id.in_(seated),
+                Board.created_at > unit.now - timedelta(days=1))).one()
+        else:
+            recent = unit.session.exec(select(func.count()).select_from(Board).where(
+                (Board.seat0_id == player.id) | (Board.seat1_id == player.id),
+                Board.created_at > unit.now - timedelta(hours=1))).one()
         if player.id == challenger.id and recent >= unit.settings.boards_per_hour:
             raise PlayerError(lazy_gettext("%(userid)s has started %(count)s boards in the last hour, the most "
                                            "allowed; try again later.", userid=challenger.userid, count=recent),

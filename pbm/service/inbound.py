@@ -8,6 +8,7 @@ command.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..command_passwords import credentials
@@ -45,7 +46,9 @@ class Line:
     def of_command(cls, text: str, comment: str = "") -> "Line":
         """The line parsed. The command's password never reaches anyone through its
         comment (or chat): the command repeated in the body is left out, and the
-        password anywhere else is replaced by PASSWORD_REMOVED."""
+        password anywhere else, set apart from letters and digits (``pw=alicepw!``),
+        is replaced by PASSWORD_REMOVED; not inside a word (``go`` stays in "a good
+        game": the mark there would garble the comment and show the password)."""
         try:
             command = parse_command(text)
         except CommandError as error:
@@ -53,7 +56,8 @@ class Line:
         if command.password and command.password in comment:
             said = " ".join(text.split()).lower()
             comment = "\n".join(line for line in comment.split("\n") if " ".join(line.split()).lower() != said)
-            comment = comment.replace(command.password, PASSWORD_REMOVED).strip()
+            alone = re.compile(rf"(?<!\w){re.escape(command.password)}(?!\w)")
+            comment = alone.sub(PASSWORD_REMOVED, comment).strip()
         return cls(text, comment, command)
 
 

@@ -135,10 +135,13 @@ def check_relay(unit: Unit, count: int) -> None:
     """PlayerError unless ``count`` more relayed mails fit in the limits of ``within_limits``."""
     if unit.relayed + count > MAX_RELAYED_PER_MAIL:
         raise PlayerError(i18n.lazy_gettext("One mail may pass words on to at most %(most)s addresses; this would "
-                                            "make %(count)s.", most=MAX_RELAYED_PER_MAIL, count=unit.relayed + count))
+                                            "make %(count)s.", most=MAX_RELAYED_PER_MAIL, count=unit.relayed + count),
+                          i18n.lazy_gettext("the words to at most %(most)s players in one mail",
+                                            most=MAX_RELAYED_PER_MAIL))
     if _answer_budget(unit) <= 0:
         raise PlayerError(i18n.lazy_gettext("You sent more than %(count)s mails in the last hour; try again later.",
-                                            count=unit.settings.answers_per_hour))
+                                            count=unit.settings.answers_per_hour),
+                          i18n.lazy_gettext("the same mail in an hour"))
 
 
 def subject_tail(view: BoardView) -> str:
@@ -226,6 +229,12 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              forced=forced, rated=rated, notes=notes, **said, **footer(view, None), **context)
 
 
+def quoted_original(mail) -> i18n.LazyText:
+    """The mail an error answers, as the error mail quotes it: its subject, under the
+    reader's word for it, and its text."""
+    return i18n.LazyText(lambda: i18n.gettext("Subject:") + f" {mail.subject}\n\n{mail.body}")
+
+
 def errors_mail(unit: Unit, refused: list[tuple]) -> None:
     """One mail for the several refused lines of one mail (``multiple``): each line
     with its sentence and what to send instead, in the sender's language."""
@@ -236,7 +245,7 @@ def errors_mail(unit: Unit, refused: list[tuple]) -> None:
          board_title=REGISTRY[board.game].title if board is not None else None,
          refused=[{"line": line or "", "error": error, "usage": getattr(error, "usage", None)}
                   for line, error, _, _ in refused],
-         original=f"Subject: {unit.mail.subject}\n\n{unit.mail.body}")
+         original=quoted_original(unit.mail))
 
 
 def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | None, game: Game | None) -> None:
@@ -246,4 +255,4 @@ def error_mail(unit: Unit, error: Exception, usage: str | None, board: Board | N
     seat = seat_of_sender(unit, board) if board is not None else None
     send(unit, unit.mail.sender, "error", board=board, board_title=REGISTRY[board.game].title if board else None,
          game=game, error=error, usage=usage, reply_to=player_reply_to(unit, board, seat) if seat is not None else None,
-         original=f"Subject: {unit.mail.subject}\n\n{unit.mail.body}")
+         original=quoted_original(unit.mail))

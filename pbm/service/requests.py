@@ -57,7 +57,8 @@ def answer(unit: Unit, board: Board, game: Game, seat: int, word: str, players, 
     elif board.request_seat == seat:
         raise PlayerError(lazy_gettext("You made %(request)s on board %(board)s yourself; %(other)s answers it (a "
                                        "move of yours withdraws it).", request=describe(board, players),
-                                       board=board.id, other=player_name(players[1 - seat])))
+                                       board=board.id, other=player_name(players[1 - seat])),
+                          lazy_gettext("your next move, which withdraws it"))
     elif word == "reject":
         note = lazy_gettext("%(name)s rejected %(request)s.", name=player_name(players[seat]),
                             request=describe(board, players))

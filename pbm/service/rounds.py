@@ -23,10 +23,12 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
     game = get_game(board.game)
     if board.status == "active":
         raise PlayerError(lazy_gettext("Board %(board)s is still being played; a new round can start once it "
-                                       "is over.", board=board.id))
+                                       "is over.", board=board.id),
+                          lazy_gettext("your moves on board %(next)s", next=board.id))
     if board.next_board_id is not None:
         raise PlayerError(lazy_gettext("The new round of board %(board)s has already started as board %(next)s.",
-                                       board=board.id, next=board.next_board_id))
+                                       board=board.id, next=board.next_board_id),
+                          lazy_gettext("your moves on board %(next)s", next=board.next_board_id))
     ended = Outcome.from_json(board.outcome)  # its kind filled in for outcomes stored without one
     if ended is not None and ended.kind == "cancellation":
         raise PlayerError(lazy_gettext("Board %(board)s was cancelled before its game began, so it has no new "
@@ -44,7 +46,8 @@ def new_round(unit: Unit, board: Board, seat: int, players) -> None:
                           USAGE["challenge"])
     if board.newround_votes & 1 << seat:
         raise PlayerError(lazy_gettext("You have already asked for a new round of board %(board)s; it starts when "
-                                       "%(other)s agrees.", board=board.id, other=player_name(players[1 - seat])))
+                                       "%(other)s agrees.", board=board.id, other=player_name(players[1 - seat])),
+                          USAGE["message"])  # a word to the other player
     board.newround_votes |= 1 << seat
     if players[1 - seat].userid == COMPUTER or (room is not None and room.mode == SAME_DEVICE):
         board.newround_votes = 0b11  # the computer is always ready; on one screen both sides asked

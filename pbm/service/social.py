@@ -25,7 +25,7 @@ from sqlalchemy import and_, func, or_, update
 from sqlmodel import select
 
 from ..commands import Command
-from ..usage import USAGE
+from ..usage import USAGE, Usage
 from ..games import as_typed, get_game
 from ..i18n import LazyText, lazy_gettext, number
 from ..models import Board, Chat, Player, Subscription, Vacation
@@ -55,13 +55,15 @@ def subscribe(unit: Unit, command: Command, comment: str) -> None:
             Subscription.game == command.game, Subscription.board_id.is_(None))).one()
         if count >= MAX_WATCHERS:
             raise PlayerError(lazy_gettext("Every new %(game)s board has %(count)s watchers already, the most "
-                                           "allowed.", game=title, count=MAX_WATCHERS))
+                                           "allowed.", game=title, count=MAX_WATCHERS),
+                              Usage(USAGE["subscribe"].forms[0]))  # one board at a time
         unit.session.add(Subscription(player_id=player.id, game=command.game, created_at=unit.now))
     else:
         board = boards.lock(unit, command.board, command.game)
         if board.seat_of(player.id) is not None:
             raise PlayerError(lazy_gettext("%(userid)s plays on board %(board)s; its mails come anyway.",
-                                           userid=player.userid, board=board.id))
+                                           userid=player.userid, board=board.id),
+                              lazy_gettext("a subscription to a board you do not play"))
         if board.status != "active":
             raise PlayerError(lazy_gettext("Board %(board)s is over; there is nothing more to watch.",
                                            board=board.id), USAGE["show"])  # the final position
@@ -71,7 +73,7 @@ def subscribe(unit: Unit, command: Command, comment: str) -> None:
                                            board=board.id), USAGE["unsubscribe"])
         if len(watching) >= MAX_WATCHERS:
             raise PlayerError(lazy_gettext("Board %(board)s has %(count)s watchers already, the most allowed.",
-                                           board=board.id, count=MAX_WATCHERS))
+                                           board=board.id, count=MAX_WATCHERS), USAGE["show"])  # look now and then
         _choose(unit, player, board, watching=True)
     _tell(unit, player, command, watching=True)
 
