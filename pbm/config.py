@@ -9,12 +9,16 @@ later, mail by mail.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import idna
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,8 +145,8 @@ def _check(settings: Settings, where: dict) -> None:
         raise refuse("server_address", "a mail address like pbm@games.example.org")
     if not web_address(settings.base_url):
         raise refuse("base_url", "an http:// or https:// address like https://games.example.org")
-    if not settings.smtp_host.strip():
-        raise refuse("smtp_host", "the name or address of the mail relay")
+    if not host_name(settings.smtp_host):
+        raise refuse("smtp_host", "the name or IP address of the mail relay (its port goes in PBM_SMTP_PORT)")
     if "nag_days" in settings.configured and settings.nag_days >= settings.expire_days:
         raise SettingsError(f"PBM_NAG_DAYS ({settings.nag_days:g}, {where.get('nag_days')}) must be less than "
                             f"PBM_EXPIRE_DAYS ({settings.expire_days:g}, {where.get('expire_days', 'the default')}): "
@@ -156,13 +160,33 @@ def web_address(url: str) -> bool:
     name, a port from 1 to 65535 if any, no user, query, fragment or blank."""
     if any(c.isspace() or not c.isprintable() for c in url):
         return False
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)
         port = parts.port
-    except ValueError:  # not a number, or out of range
+    except ValueError:  # a bracketed host that is no IPv6 address; a port not a number, or out of range
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname) and "@" not in parts.netloc \
         and port != 0 and not parts.query and not parts.fragment
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
+
+
+def host_name(host: str) -> bool:
+    """Whether ``host`` is an IP address or a host name a connection can be opened to:
+    labels of 1 to 63 letters, digits, hyphens (and underscores, which some local
+    names have), 253 characters at most, in IDNA's ASCII form for other letters."""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    name = host.removesuffix(".")
+    try:
+        name = name if name.isascii() else idna.encode(name, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        return False
+    return 0 < len(name) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in name.split("."))
 
 
 def folder_problem(folder: Path) -> tuple[str, Path] | None:

@@ -8,7 +8,10 @@ UPDATE only when it is due: a failed attempt (retried later with back-off and
 the same Message-ID) or a lease that ran out because the process died.
 
 Over a relay each mail is marked sent in its own transaction the moment the
-relay accepts it, so a crash can repeat only the mail in flight. A local
+relay accepts it, so a crash can repeat only the mail in flight; and just
+before it goes, its claim is checked and its lease renewed, so a batch that
+outlives the lease (a slow relay, a long backlog) never sends a mail a sweep
+has taken meanwhile. A local
 Maildir batch, written within microseconds, is marked sent by the next commit
 of a unit of work in this process, in that unit's transaction (group commit,
 ``pbm.courier.carried_marks``), or by the delivery thread when none comes soon,
@@ -21,6 +24,7 @@ One mail's failure, whatever raised it, never stops the rest of its batch.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -124,9 +128,12 @@ def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: 
     delivery thread keeps them for the next commit) and only its failures are
     recorded now."""
     results: list[tuple[Sendable, DeliveryError | None]] = []
-    sent = 0
+    sent, started = 0, time.monotonic()
     with open_transport(settings) as transport:
         for row in rows:
+            if transport.round_trip and not _still_ours(engine, row, now + timedelta(
+                    seconds=time.monotonic() - started) + CLAIM_LEASE):
+                continue  # its lease ran out and a sweep took it: the sweep sends it
             error = _attempt(transport, settings, row)
             sent += error is None
             results.append((row, error))
@@ -138,6 +145,20 @@ def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: 
         results = [(row, error) for row, error in results if error is not None]
     _record(engine, results, now)
     return sent
+
+
+# Built once: the relay path runs it before every mail.
+_RENEW = update(OutboxMail).where(
+    OutboxMail.message_id == bindparam("held_id"), OutboxMail.claim == bindparam("held_claim"),
+    OutboxMail.status == "sending").values(claimed_until=bindparam("until"))
+
+
+def _still_ours(engine: Engine, row: Sendable, until: datetime) -> bool:
+    """Whether this process's claim still holds ``row``, its lease renewed to ``until``
+    if so: a mail is sent over a relay only while its sender holds it."""
+    with marking(engine) as connection:  # a renewal lost in a crash only shortens the lease
+        return connection.execute(_RENEW, {"held_id": row.message_id, "held_claim": row.claim,
+                                           "until": until}).rowcount == 1
 
 
 def _attempt(transport: Transport, settings: Settings, row: Sendable) -> DeliveryError | None:

@@ -154,10 +154,15 @@ def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int) -> int:
 
 def serve_until_stopped(web) -> None:
     """Run the server ``web`` (waitress, or ``Workers``) until Ctrl-C or a stop
-    signal turned into KeyboardInterrupt, then close it."""
+    signal turned into KeyboardInterrupt, then close it. From then on this process
+    ignores stop signals: a second one (Ctrl-C twice, GNU ``timeout`` signalling the
+    process and then its group) would break off the orderly stop it asked for."""
     try:
         web.run()
     except KeyboardInterrupt:
         pass
     finally:
+        if threading.current_thread() is threading.main_thread():  # where signal handlers are set
+            for stop_signal in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(stop_signal, signal.SIG_IGN)
         web.close()

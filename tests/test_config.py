@@ -93,6 +93,16 @@ def test_every_variable_is_read_from_the_environment():
     ("PBM_BASE_URL", "http://host:99999", "PBM_BASE_URL must be an http:// or https:// address"),
     ("PBM_BASE_URL", "http://:5000", "PBM_BASE_URL must be an http:// or https:// address"),
     ("PBM_BASE_URL", "http://user@", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "http://[::1", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "http://[zz]/", "PBM_BASE_URL must be an http:// or https:// address"),
+    ("PBM_BASE_URL", "https://[pbm.example.org]/", "PBM_BASE_URL must be an http:// or https:// address"),
+    # a relay no connection could be opened to: every mail would fail for days
+    ("PBM_SMTP_HOST", "relay..example.org", "PBM_SMTP_HOST must be the name or IP address of the mail relay (its "
+                                            "port goes in PBM_SMTP_PORT), not 'relay..example.org'"),
+    ("PBM_SMTP_HOST", "mail." + "x" * 64 + ".example.org", "PBM_SMTP_HOST must be the name or IP address"),
+    ("PBM_SMTP_HOST", "127.0.0.1:25", "PBM_SMTP_HOST must be the name or IP address"),
+    ("PBM_SMTP_HOST", "-relay.example.org", "PBM_SMTP_HOST must be the name or IP address"),
+    ("PBM_SMTP_HOST", " ", "PBM_SMTP_HOST must be the name or IP address"),
     # folders pbm could neither make nor write, found at start rather than mail by mail
     ("PBM_MAILDIR", "/etc/passwd", "PBM_MAILDIR must name a folder pbm can make and write (a file stands where a "
                                    "folder must be: '/etc/passwd'; set in the environment)."),
@@ -115,9 +125,12 @@ def test_create_app_refuses_a_bad_override_and_names_where_it_came_from(tmp_path
 def test_the_addresses_and_urls_a_server_uses_are_taken():
     for variable, value in (("PBM_BASE_URL", "https://games.example.org:8443/pbm"),
                             ("PBM_BASE_URL", "http://[::1]:5000"), ("PBM_SERVER_ADDRESS", "pbm@localhost"),
-                            ("PBM_SERVER_ADDRESS", "pbm+games@games.example.org")):
+                            ("PBM_SERVER_ADDRESS", "pbm+games@games.example.org"), ("PBM_SMTP_HOST", "localhost"),
+                            ("PBM_SMTP_HOST", "smtp.example.org."), ("PBM_SMTP_HOST", "::1"),
+                            ("PBM_SMTP_HOST", "192.0.2.25"), ("PBM_SMTP_HOST", "mail_relay.internal"),
+                            ("PBM_SMTP_HOST", "relais.bücher.example")):
         settings = load_settings(environ={**NO_FILE, variable: value})
-        assert value in (settings.base_url, settings.server_address)
+        assert value in (settings.base_url, settings.server_address, settings.smtp_host)
 
 
 def test_the_maildir_is_checked_only_where_mail_goes_there(tmp_path):

@@ -8,6 +8,7 @@ Mails queued an hour ago with their lease long lapsed stand for mails whose
 sending process died: the next sweep owes them delivery."""
 
 import asyncio
+import dataclasses
 import logging
 import os
 import subprocess
@@ -23,7 +24,7 @@ from pbm.db import make_engine, reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import OutboxMail, utcnow
 from pbm.courier import deliver_after_commit, wait_for_deliveries
-from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue
+from pbm.outbox import CLAIM_LEASE, MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue
 
 from .conftest import free_port, make_mail
 from .test_transport import RecordingRelay
@@ -193,6 +194,48 @@ def test_each_mail_is_marked_sent_before_the_next_one_goes(engine, settings, por
     with Watching(port=port):
         assert deliver_due(engine, settings) == 5
     assert unsent_before == [set()] * 5
+
+
+def test_a_batch_that_outlives_its_lease_leaves_what_a_sweep_took_to_the_sweep(engine, settings, port):
+    """The delivery thread is held up on its first mail (a slow relay) past the lease;
+    a sweep takes the lapsed rows meanwhile and sends them. The thread then sends none
+    of those again: only the mail it had in flight may go twice."""
+    release, held = threading.Event(), threading.Event()
+
+    class Slow(RecordingRelay):
+        async def handle_DATA(self, server, session, envelope):
+            if not held.is_set():  # the first mail waits until the sweep has been
+                held.set()
+                await asyncio.get_running_loop().run_in_executor(None, release.wait, 30)
+            return await super().handle_DATA(server, session, envelope)
+
+    now = utcnow()
+    mails = [outgoing(compose(settings, to=f"w{n}@players.test", subject="board", body="Board.", now=now), 101)
+             for n in range(4)]
+    with Slow(port=port) as relay:
+        with transaction(engine) as session:
+            queue(session, mails, now)
+        deliver_after_commit(engine, settings, mails)  # smtp: the thread sends them, the call returns
+        assert held.wait(10)
+        assert deliver_due(engine, settings, now + CLAIM_LEASE + timedelta(minutes=1)) == 4  # the leases lapsed
+        release.set()
+        assert wait_for_deliveries(30)
+        copies = relay.copies_by_message_id()
+    assert {mail.message_id: copies[mail.message_id] for mail in mails[1:]} == {m.message_id: 1 for m in mails[1:]}
+    assert copies[mails[0].message_id] == 2  # the one in flight as the sweep took it
+    assert {row.status for row in outbox(engine).values()} == {"sent"}
+
+
+def test_a_relay_host_no_connection_can_be_opened_to_fails_the_batch_once(engine, settings, caplog):
+    """A host IDNA refuses (settings refuse it at start; here it is set behind their back)
+    is an unusable relay for the whole batch, as a relay that is down: no traceback a mail."""
+    queue_orphans(engine, settings, ["p1@players.test", "p2@players.test"])
+    with caplog.at_level(logging.WARNING):
+        assert deliver_due(engine, dataclasses.replace(settings, smtp_host="relay..example.org")) == 0
+    rows = outbox(engine).values()
+    assert {row.status for row in rows} == {"pending"}
+    assert all("relay relay..example.org:" in row.last_error and "unusable" in row.last_error for row in rows)
+    assert "unexpected error" not in caplog.text and "Traceback" not in caplog.text
 
 
 def test_pbm_ingest_delivers_over_smtp_before_it_exits(engine, env, port):

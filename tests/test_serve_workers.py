@@ -206,3 +206,34 @@ def test_a_listener_in_a_long_directory_hears_and_listens_again_when_its_socket_
         listener.stopping.set()
         listener.join(10)
     assert os.listdir(directory) == []  # a stopped listener removes its socket
+
+
+def test_a_second_stop_signal_while_stopping_waits_for_the_first():
+    """Ctrl-C twice, or GNU ``timeout`` signalling the process and then its group: the
+    second signal comes while the server closes (here: from inside its close) and
+    must not break that off with a KeyboardInterrupt."""
+    from pbm.cli_servers import _interrupt
+    from pbm.serving import serve_until_stopped
+
+    class Stopping:
+        closed = False
+
+        def run(self):
+            raise KeyboardInterrupt  # the first stop signal
+
+        def close(self):
+            os.kill(os.getpid(), signal.SIGINT)  # the second, while the workers are stopped
+            os.kill(os.getpid(), signal.SIGTERM)
+            self.closed = True
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, _interrupt)  # as pbm serve sets it
+    web = Stopping()
+    try:
+        serve_until_stopped(web)
+    except KeyboardInterrupt:
+        pytest.fail("a second stop signal broke off the stop")
+    finally:
+        for stop_signal, handler in handlers.items():
+            signal.signal(stop_signal, handler)
+    assert web.closed

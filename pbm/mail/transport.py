@@ -102,7 +102,7 @@ class SmtpTransport:
             if self.settings.smtp_user:
                 smtp.login(self.settings.smtp_user, self.settings.smtp_password)
             smtp.ehlo_or_helo_if_needed()  # learn the extensions (SMTPUTF8)
-        except (OSError, smtplib.SMTPException) as error:
+        except (OSError, smtplib.SMTPException, UnicodeError) as error:  # UnicodeError: a host IDNA refuses
             if smtp is not None:
                 smtp.close()
             self._unreachable = f"relay {host}:{port} unusable: {_describe(error)}"
