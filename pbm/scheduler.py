@@ -4,6 +4,9 @@ Each job is an idempotent sweep over deadlines kept in the database (rows
 are claimed with conditional UPDATEs), so running it twice, late, or from
 two processes at once does no harm and sends nothing twice.
 
+The jobs are timed by the wall clock (APScheduler 3's interval triggers); a
+clock stepped back re-times them (``Jobs``), so it never holds them back.
+
 ``pbm scheduler`` may run in several processes (on several machines) for
 availability: on PostgreSQL exactly one of them leads and runs the jobs, the
 others stand by and one takes over when the leader dies (``Leadership``).
@@ -14,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from datetime import datetime, timezone
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -32,6 +36,8 @@ COMPUTER_SECONDS = 120  # retries of computer moves that failed or were never st
 LEADER_LOCK = 0x70626D5F6A6F6273
 LEADER_POLL_SECONDS = 2.0   # how often a standby asks for the lock: how soon it takes over
 LEADER_CHECK_SECONDS = 5.0  # how often the leader checks the connection that holds the lock
+CLOCK_CHECK_SECONDS = 10.0  # how often the wall clock is compared with the monotonic one
+CLOCK_STEP_SECONDS = 5.0  # a step back of more than this re-times the jobs
 
 
 def sweep(server: Service, now: datetime | None = None) -> dict[str, int]:
@@ -57,10 +63,38 @@ def _safe(job, *args):
     return run
 
 
-def build(server: Service) -> BackgroundScheduler:
+class Jobs(BackgroundScheduler):
+    """The periodic jobs, and a watch on the wall clock they are timed by: stepped back
+    (NTP correcting a clock that ran fast, a virtual machine restored from a
+    snapshot), it would hold every job back for as long as the step, with no mail
+    retried and no reminder sent. Then every job runs at once, and its interval
+    counts from there. (A step forward only makes them due sooner.)"""
+
+    def start(self, *args, **kwargs) -> None:
+        super().start(*args, **kwargs)
+        self._stopping = threading.Event()
+        threading.Thread(target=self._watch_clock, name="pbm-clock-watch", daemon=True).start()
+
+    def shutdown(self, wait: bool = True) -> None:
+        self._stopping.set()
+        super().shutdown(wait)
+
+    def _watch_clock(self) -> None:
+        wall, steady = datetime.now(timezone.utc), time.monotonic()
+        while not self._stopping.wait(CLOCK_CHECK_SECONDS):
+            now_wall, now_steady = datetime.now(timezone.utc), time.monotonic()
+            behind = (now_steady - steady) - (now_wall - wall).total_seconds()
+            if behind > CLOCK_STEP_SECONDS:
+                log.warning("the clock went back by about %d s; the periodic jobs run now", behind)
+                for job in self.get_jobs():
+                    job.modify(next_run_time=now_wall)
+            wall, steady = now_wall, now_steady
+
+
+def build(server: Service) -> Jobs:
     """The sweeps on intervals, in background threads (not started); each also runs
     once at start, to catch up on whatever fell due while nothing was running."""
-    scheduler = BackgroundScheduler(timezone="UTC")
+    scheduler = Jobs(timezone="UTC")
     defaults = {"max_instances": 1, "coalesce": True, "next_run_time": datetime.now(timezone.utc)}
     scheduler.add_job(_safe(deliver_due, server.engine, server.settings), "interval",
                       seconds=OUTBOX_SECONDS, id="outbox", **defaults)

@@ -1,16 +1,20 @@
 """Reminders and expiry, by moving the clock (freezegun), never by sleeping."""
 
 import threading
+from datetime import datetime, timedelta
 
+import apscheduler.executors.base as apscheduler_executors
+import apscheduler.schedulers.base as apscheduler_base
 from freezegun import freeze_time
 from sqlmodel import select
 
 from pbm.boardview import BoardView
 from pbm.db import reading
+from pbm import scheduler
 from pbm.models import Board, MoveRecord, Player
 from pbm.scheduler import sweep
 
-from .conftest import body
+from .conftest import body, wait_until
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
 T0 = "2026-11-01 12:00:00"
@@ -157,3 +161,34 @@ def test_one_day_is_one_day_in_the_expiry_notice(server, players, outbox):
     with freeze_time("2026-11-02 12:00:01"):
         assert sweep(server)["expired"] == 1
     assert all("Board 101 has expired: no move arrived in 1 day." in " ".join(body(m).split()) for m in outbox.new())
+
+
+class SteppedClock(datetime):
+    """The wall clock as the machine reads it: the real time plus ``offset``."""
+
+    offset = timedelta(0)
+
+    @classmethod
+    def now(cls, tz=None):
+        return datetime.now(tz) + cls.offset
+
+
+def test_a_clock_stepped_back_does_not_hold_the_jobs_back(server, monkeypatch):
+    """NTP correcting a clock that ran fast, a virtual machine restored from a snapshot:
+    the wall clock goes back an hour, and the jobs, timed by it, would wait an hour."""
+    runs = []
+    monkeypatch.setattr(scheduler, "deliver_due", lambda *_: runs.append(len(runs)) or 0)
+    monkeypatch.setattr(scheduler, "OUTBOX_SECONDS", 1)
+    monkeypatch.setattr(scheduler, "CLOCK_CHECK_SECONDS", 0.2)
+    for module in (apscheduler_base, apscheduler_executors, scheduler):  # every reader of the clock
+        monkeypatch.setattr(module, "datetime", SteppedClock)
+    jobs = scheduler.build(server)
+    jobs.start()
+    try:
+        wait_until(lambda: len(runs) >= 2, "the outbox sweep every second")
+        SteppedClock.offset = -timedelta(hours=1)
+        stepped = len(runs)
+        wait_until(lambda: len(runs) >= stepped + 3, "the outbox sweep every second after the step")
+    finally:
+        SteppedClock.offset = timedelta(0)
+        jobs.shutdown(wait=False)
