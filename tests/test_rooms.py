@@ -205,6 +205,18 @@ def test_same_device_the_other_seat_answers_a_request_on_the_same_screen(client,
     assert board_of(server, play).request_kind is None
 
 
+@pytest.mark.parametrize("word, logged", [("acc", "undo 1"), ("ACCEP", "undo 1"), ("rej", None)])
+def test_same_device_an_abbreviated_answer_acts_for_the_seat_asked(client, server, word, logged):
+    """On one screen ``acc`` is ``accept``, as in a mail: Bo answers Ada's request."""
+    play = start(client, size="9", name="Ada", guest_name="Bo")
+    board = board_of(server, play)
+    for text in ("D5", "E5", "undo"):  # Ada, to move, asks to take back D5
+        played(client, play, text)
+    played(client, play, word)
+    assert board_of(server, play).request_kind is None
+    assert seats_logged(server, board.id)[2:] == ([(1, logged)] if logged else [])
+
+
 def test_a_friend_answers_a_request_on_their_own_page(app, client, server):
     play = start(client, mode="friend", game="greatkingdom", size="5", name="Ada")
     board = board_of(server, play)
@@ -439,6 +451,9 @@ def test_go_against_gnu_go_answers_on_the_page(quick):
     ({"name": "a\x07b"}, "A name may have at most 24 characters"),  # (a NUL: refused first, see test_web)
     ({"guest_name": "Computer"}, "That name is the server's own player's; choose another."),
     ({"name": "Reminder"}, "Reminder is a word board mails use in their subjects; choose another name."),
+    # "Go Board 101 game over" in a watcher's subject while the game runs; "either player" while both may act
+    ({"guest_name": "Game  over"}, "Game over is a word board mails use in their subjects; choose another name."),
+    ({"name": "EITHER player"}, "EITHER player is a word board mails use in their subjects; choose another name."),
     ({"name": "x", "guest_name": "X"}, "The two players need different names (both are x)"),
     ({"name": "Guest"}, "The two players need different names (both are Guest)"),
     ({"mode": "friend", "email": "not an address"}, "\"not an address\" is not a usable email address"),
@@ -629,6 +644,34 @@ def test_new_rounds_count_against_the_same_quota(overrides):
     assert refused.status_code == 429 and "the most allowed" in page(refused)
     with reading(app.extensions["pbm"].engine) as session:
         assert session.get(Board, second).next_board_id is None
+    app.extensions["pbm"].engine.dispose()
+
+
+@pytest.mark.parametrize("word", ["newr", "NEWRO"])
+def test_a_new_round_asked_by_an_abbreviation_counts_against_the_same_quota(overrides, word):
+    app = create_app({**overrides, "new_games_per_hour": 1})
+    client = app.test_client()
+    play = start(client)  # the hour's one game
+    played(client, play, "resign")
+    refused = move(client, play, word)
+    assert refused.status_code == 429 and "the most allowed" in page(refused)
+    assert board_of(app.extensions["pbm"], play).next_board_id is None
+    app.extensions["pbm"].engine.dispose()
+
+
+@pytest.mark.parametrize("language, sentence", [
+    ("en", "This address has started 1 game in the last hour, the most allowed; finish or resume it, or try again "
+           "later."),
+    ("de", "Von dieser Adresse wurde in der letzten Stunde 1 Partie begonnen, mehr geht nicht; beende sie oder "
+           "spiele sie weiter, oder versuche es später noch einmal."),
+])
+def test_a_quota_of_one_game_an_hour_is_said_in_the_singular(overrides, language, sentence):
+    app = create_app({**overrides, "new_games_per_hour": 1})
+    client = app.test_client()
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = language
+    start(client)
+    refused = client.post("/new", data={"game": "go", "mode": "same-device"})
+    assert refused.status_code == 429 and sentence in page(refused)
     app.extensions["pbm"].engine.dispose()
 
 

@@ -75,6 +75,31 @@ def test_status_page_lists_boards_and_filters(client, game):
     assert "<b>x</b>" not in escaped and "&lt;b&gt;x&lt;/b&gt;" in escaped
 
 
+def test_status_page_lists_its_boards_a_page_at_a_time_and_says_which(client, server, players, monkeypatch):
+    from pbm.web import pages
+
+    monkeypatch.setattr(pages, "STATUS_PAGE_SIZE", 2)  # small enough to reach in a few boards
+    for _ in range(5):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "twotigers challenge alice bob")
+    first = client.get("/?game=greatkingdom&player=bob").get_data(as_text=True)
+    assert re.findall(r'<a href="/games/(\d+)">', first) == ["105", "104"]  # the latest first
+    assert "Boards 1 to 2 of 5." in first
+    assert '<a href="/?game=greatkingdom&amp;player=bob&amp;page=2" rel="next">Next page</a>' in first
+    assert 'rel="prev"' not in first
+    last = client.get("/?game=greatkingdom&player=bob&page=3").get_data(as_text=True)
+    assert re.findall(r'<a href="/games/(\d+)">', last) == ["101"] and "Boards 5 to 5 of 5." in last
+    assert '<a href="/?game=greatkingdom&amp;player=bob&amp;page=2" rel="prev">Previous page</a>' in last
+    assert 'rel="next"' not in last
+    for asked in ("4", "0", "x"):
+        refused = client.get(f"/?game=greatkingdom&page={asked}")
+        assert refused.status_code == 400 and "?page= needs a page number from 1 to 3." in html.unescape(
+            refused.get_data(as_text=True))
+    one_page = client.get("/?game=twotigers").get_data(as_text=True)
+    assert re.findall(r'<a href="/games/(\d+)">', one_page) == ["106"] and "Boards 1 to" not in one_page
+    assert "Next page" not in one_page
+
+
 def test_board_page_draws_the_board_and_keeps_the_text(client, server, game):
     page = client.get("/games/101").get_data(as_text=True)
     svg = svg_of(page)
@@ -200,6 +225,17 @@ def test_a_form_sent_twice_says_already_played(client, server, game):
     assert client.get("/games/101.json").json["move"] == 2
     stale = client.post(f"/play/{bob}", data={**form, "move": "g7"})  # a different move, too late
     assert stale.status_code == 422 and "the board changed since you looked" in stale.get_data(as_text=True)
+
+
+def test_a_form_with_an_abbreviated_word_move_sent_twice_says_already_played(client, server, game):
+    """``pas`` is ``pass``: sent again, it is the move already played, not a stale form."""
+    bob = token(server, 1)
+    form = {"csrf": csrf_of(client.get(f"/play/{bob}").get_data(as_text=True)), "move": "pas", "number": "2"}
+    assert client.post(f"/play/{bob}", data=form).status_code == 303
+    again = client.post(f"/play/{bob}", data=form)
+    assert again.status_code == 200
+    assert "Your move pass was already played (move 2); it was not sent twice." in again.get_data(as_text=True)
+    assert client.get("/games/101.json").json["move"] == 2
 
 
 def test_the_form_takes_a_move_as_written_in_a_mail_with_its_number(client, server, game):
@@ -725,6 +761,26 @@ def test_a_nul_character_in_an_address_query_or_form_is_a_400(client, server, ga
     posted = client.post(f"/play/{bob}", data={"csrf": csrf, "move": "F6", "number": "2", "comment": "a\x00b"})
     assert posted.status_code == 400 and client.get("/games/101.json").json["move"] == 1
     assert client.post("/play/%00", data={"csrf": csrf, "move": "F6"}).status_code == 400
+
+
+@pytest.mark.parametrize("path, form", [("/", "html"), ("/games/101", "html"), ("/play/{bob}", "html"),
+                                        ("/new", "html"), ("/standings/greatkingdom", "html"),
+                                        ("/games/101.txt", "text"), ("/games/101.json", "json")])
+def test_a_query_whose_bytes_are_no_utf8_is_a_400_with_a_sentence(client, server, game, caplog, path, form):
+    """A WSGI server may pass the query's raw bytes on (here 0xFF, which no UTF-8 text holds)."""
+    url = path.format(bob=token(server, 1))
+    response = client.get(url, environ_overrides={"QUERY_STRING": "move=\xff"})
+    sentence = "The part of the address after the ? is not UTF-8 text; check the link and try again."
+    assert response.status_code == 400, url
+    if form == "json":
+        assert response.json == {"status": "error", "error": sentence}
+    elif form == "text":
+        assert response.mimetype == "text/plain" and response.get_data(as_text=True) == sentence + "\n"
+    else:
+        shown = html.unescape(response.get_data(as_text=True))
+        assert response.mimetype == "text/html" and sentence in shown
+        assert f'?next={url}"' in shown  # the language switch comes back without the query
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
 def test_the_webhook_refuses_a_post_from_a_web_page(client, players):

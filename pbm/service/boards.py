@@ -121,6 +121,14 @@ def by_token(session: Session, token: str, *, lock: bool = True,
     return board, acting_seat(session, board, seat, move), (players[0], players[1])
 
 
+def spelled_out_on(board: Board, text: str) -> str:
+    """``text`` as ``play`` reads it on ``board``: an abbreviated word written out
+    (``movetext.spelled_out`` in the board's game and position, ``acc`` -> ``accept``);
+    PlayerError as there."""
+    game = get_game(board.game)
+    return spelled_out(game, current_state(game, board), text.strip())
+
+
 def finished(board: Board, players) -> PlayerError:
     """The refusal of a move or request on a finished board: how it ended, and its
     new round when there is one."""

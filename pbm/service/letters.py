@@ -33,6 +33,10 @@ from .unit import Unit
 
 log = logging.getLogger(__name__)
 
+# What a board mail's subject says where others name the player to move (English in every language, as
+# pbmserv's): no browser seat may be called so (``rooms``).
+GAME_OVER, EITHER_PLAYER = "game over", "either player"
+
 MAX_ANSWERS_PER_MAIL = 10  # mails to the sender that one inbound mail may cause
 MAX_STRANGERS_PER_MAIL = 1  # invitations and confirmations one inbound mail may cause
 MAX_RELAYED_PER_MAIL = 60  # a player's words passed on to others (chat, message) one inbound mail may cause
@@ -149,7 +153,7 @@ def subject_tail(view: BoardView) -> str:
     seat = view.to_move()
     if seat is not None:
         return view.name(seat)
-    return "game over" if view.outcome else "either player"
+    return GAME_OVER if view.outcome else EITHER_PLAYER
 
 
 def footer(view: BoardView, seat: int | None) -> dict:

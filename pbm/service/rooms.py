@@ -109,7 +109,8 @@ def _name(text: str | None, default: str) -> str:
                                        "punctuation; leave it empty to be called Host or Guest.", count=MAX_NAME))
     if name.lower() == computer.USERID:
         raise PlayerError(lazy_gettext("That name is the server's own player's; choose another."))
-    if name.lower() in SUBJECT_WORDS:  # a watcher's board mail would read "Go Board 101 error"
+    # a watcher's board mail would read "Go Board 101 error", or "Go Board 101 game over" while the game runs
+    if name.lower() in (*SUBJECT_WORDS, letters.GAME_OVER, letters.EITHER_PLAYER):
         raise PlayerError(lazy_gettext("%(name)s is a word board mails use in their subjects; choose another "
                                        "name.", name=name))
     return name
@@ -345,11 +346,12 @@ def acting_seat(session: Session, board: Board, seat: int, move: str | None = No
     is addressed to; anything else for the side to act now: the side to move; while
     both may act (Go's scoring), the side that did not act last, so each in turn can
     mark and confirm; on a finished board, the side that has not yet asked for a new
-    round."""
+    round. ``move`` is read as ``boards.play`` reads it (``acc`` is ``accept``), and
+    refused as there (PlayerError) when it abbreviates several words."""
     room = room_of(session, board)
     if room is None or room.mode != SAME_DEVICE:
         return seat
-    if move is not None and move.strip().lower() in ANSWERS:
+    if move is not None and boards.spelled_out_on(board, move) in ANSWERS:
         return answering_seat(session, board, seat)
     if board.status != "active":
         return 1 if board.newround_votes & 1 else 0

@@ -90,6 +90,30 @@ def limit_page_requests():
         request.max_content_length = MAX_PAGE_REQUEST
 
 
+def query_is_text() -> bool:
+    """Whether the query string's bytes are UTF-8: a WSGI server may pass any bytes on,
+    and werkzeug decodes them strictly (``request.args``, ``request.full_path``)."""
+    try:
+        request.query_string.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def refuse_undecodable_queries():
+    """A query string that is no UTF-8 is refused before anything reads it."""
+    if not query_is_text():
+        abort(400, _("The part of the address after the ? is not UTF-8 text; check the link and try again."))
+
+
+def this_page() -> str:
+    """Where the language switch comes back to: this page, with its query on a GET
+    (not one that is no UTF-8: the page refused it)."""
+    if request.method == "GET" and query_is_text():
+        return request.full_path.rstrip("?")
+    return request.path
+
+
 def refuse_nul_characters():
     """No address, query or form field of a page holds a NUL character (PostgreSQL's
     text cannot; the webhook takes whole mails, hostile bytes and all)."""
@@ -211,11 +235,13 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.register_blueprint(blueprint)
     app.before_request(speak_page_language)
     app.before_request(limit_page_requests)
+    app.before_request(refuse_undecodable_queries)
     app.before_request(refuse_nul_characters)
     app.teardown_request(stop_speaking_page_language)
     app.after_request(security_headers)
     app.jinja_env.policies["ext.i18n.trimmed"] = True  # as babel.cfg extracts the {% trans %} blocks
     app.jinja_env.globals["static_url"] = static_url
+    app.jinja_env.globals["this_page"] = this_page
     app.jinja_env.globals["language_names"] = LANGUAGE_NAMES
     app.jinja_env.globals["script_texts"] = script_texts
     app.jinja_env.globals["game_said"] = game_said

@@ -84,24 +84,40 @@ def board_context(view: BoardView, seat: int | None = None, answerer: int | None
     }
 
 
+STATUS_PAGE_SIZE = 500  # boards one status page lists; ?page=2 lists the next ones
+
+
 @bp.get("/")
 def status():
+    """The boards, running ones first, then by last activity, STATUS_PAGE_SIZE a page
+    (``?page=n``, 400 for a page that is not there); filtered by ``?game=`` and
+    ``?player=`` (a userid, or a name as the table shows it)."""
     game = request.args.get("game", "").strip().lower()
     typed = request.args.get("player", "").strip()[:100]
     player = typed.lower()
     if game and game not in game_names():
         abort(400, _("There is no game called \"%(name)s\" to filter by; the games are %(games)s.",
                      name=as_typed(game[:40]), games=", ".join(game_names())))
+    asked = request.args.get("page", "").strip() or "1"
     with reading(service().engine) as session:
-        query = select(Board).order_by(Board.status, Board.last_move_at.desc())
+        matching = []
         if game:
-            query = query.where(Board.game == game)
+            matching.append(Board.game == game)
         if player:
             # a userid, or a name as the table shows it (SQLite lowercases ASCII letters only)
             ids = select(Player.id).where(or_(Player.userid == player, Player.display_name == typed,
                                               func.lower(Player.display_name) == player))
-            query = query.where(or_(Board.seat0_id.in_(ids), Board.seat1_id.in_(ids)))
-        boards = session.exec(query.limit(500)).all()
+            matching.append(or_(Board.seat0_id.in_(ids), Board.seat1_id.in_(ids)))
+        count = session.exec(select(func.count()).select_from(Board).where(*matching)).one()
+        pages = max(1, -(-count // STATUS_PAGE_SIZE))
+        if not (asked.isascii() and asked.isdigit() and len(asked) < 10 and 1 <= int(asked) <= pages):
+            abort(400, _("?page= needs a page number from 1 to %(last)s.", last=pages))
+        page = int(asked)
+        first = (page - 1) * STATUS_PAGE_SIZE
+        # the id last: boards alike in the rest keep one order from page to page
+        boards = session.exec(select(Board).where(*matching)
+                              .order_by(Board.status, Board.last_move_at.desc(), Board.id.desc())
+                              .offset(first).limit(STATUS_PAGE_SIZE)).all()
         player_ids = {b.seat0_id for b in boards} | {b.seat1_id for b in boards}
         names = {p.id: player_name(p) for p in session.exec(select(Player).where(Player.id.in_(player_ids)))}
     rows = [{
@@ -110,7 +126,8 @@ def status():
         "players": (names[b.seat0_id], names[b.seat1_id]),
         "to_move": names[b.player_id(b.to_move)] if b.to_move is not None else None,
     } for b in boards]
-    return render_template("status.html", rows=rows, games=game_names(), game=game, player=typed)
+    return render_template("status.html", rows=rows, games=game_names(), game=game, player=typed, page=page,
+                           pages=pages, count=count, first=first + 1, last=first + len(rows))
 
 
 @bp.get("/games/<int:board_id>")

@@ -22,6 +22,7 @@ from ..i18n import gettext as _
 from ..models import Board, MoveRecord, Player
 from ..render import dragons_orientation_choices
 from ..service import boards as service_boards, movetext
+from ..service.errors import PlayerError
 from ..service.rooms import answering_seat, latest_board, link_seats
 from . import boardpage
 from .forgery import same_origin, secrets_match
@@ -44,9 +45,21 @@ def seat_or_404(session, token: str) -> tuple[Board, int]:
     return board, seat
 
 
+def _spelled_out(token: str, move: str) -> str:
+    """``move`` as the board of ``token`` reads it (``newr`` is ``newround``,
+    ``boards.spelled_out_on``); as typed when the board refuses it (the move's
+    answer then says why)."""
+    with reading(service().engine) as session:
+        board, _seat = seat_or_404(session, token)
+        try:
+            return service_boards.spelled_out_on(board, move)
+        except PlayerError:
+            return move
+
+
 def _already_played(token: str, number: int | None, move: str) -> str | None:
-    """When move #``number`` is on the board, by this seat, as ``move``: a sentence
-    saying so (a form sent twice), else None."""
+    """When move #``number`` is on the board, by this seat, as ``move`` (spelled out:
+    ``_spelled_out``): a sentence saying so (a form sent twice), else None."""
     if number is None:
         return None
     with reading(service().engine) as session:
@@ -159,7 +172,8 @@ def play(token: str):
         return _page(token, "board.html", confirm_resign=True)
     if not move:
         return _page(token, "board.html", error=_("Write a move in the box first."), typed=typed, status=400)
-    if move.lower() == "newround":
+    word = _spelled_out(token, move)  # "newr" asks for a new round as "newround" does
+    if word == "newround":
         from .rooms import new_game_quota  # rooms builds on this module
 
         with new_game_quota() as count:  # a new round makes a board, as /new does: the same quota
@@ -172,7 +186,7 @@ def play(token: str):
         return redirect(url_for("play.play", token=_latest_token(token)), code=303)
     if result.board is None:
         abort(404, result.error)
-    notice = _already_played(token, number, move)
+    notice = _already_played(token, number, word)
     if notice:
         return _page(token, "board.html", notice=notice)
     return _page(token, "board.html", error=result.error, typed=typed, status=422)

@@ -27,7 +27,7 @@ from limits.strategies import MovingWindowRateLimiter
 
 from ..db import reading
 from ..games import REGISTRY, as_typed, get_game
-from ..i18n import N_, current, number
+from ..i18n import N_, current, ngettext, number
 from ..i18n import gettext as _
 from ..service import rooms
 from ..service.errors import PlayerError
@@ -129,8 +129,10 @@ def new_game_quota() -> Iterator[Callable[[], None]]:
     address = request.remote_addr or "?"
     with _STARTING:
         if not window.test(limit, "new", address):
-            abort(429, _("This address has started %(count)s games in the last hour, the most allowed; finish or "
-                         "resume one of them, or try again later.", count=limit.amount))
+            abort(429, ngettext("This address has started %(num)s game in the last hour, the most allowed; finish "
+                                "or resume it, or try again later.", "This address has started %(num)s games in the "
+                                "last hour, the most allowed; finish or resume one of them, or try again later.",
+                                limit.amount, num=limit.amount))
         yield lambda: window.hit(limit, "new", address)
 
 
