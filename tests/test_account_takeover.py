@@ -196,6 +196,49 @@ def test_the_owner_of_a_forged_signups_address_disowns_it_by_replying_not_me(pla
     assert again.status == "rejected" and "unknown or has expired" in again.error
 
 
+def test_a_forger_keeps_nothing_of_a_disowned_account_not_the_address_it_added(players, outbox, server):
+    """Before the owner reads the welcome, the forger adds an address of its own (and
+    confirms it from there) and keeps the seat's reply tag: "not me" takes the added
+    address and makes new reply tags, so neither a show from there nor the old tag
+    plays for the seat."""
+    players.send(ALICE, f"greatkingdom challenge alice {VICTIM}")  # board 101, the victim invited
+    assert players.send(VICTIM, "signup vic forgedpw").status == "applied"  # forged by mallory
+    welcome = outbox.to(VICTIM)[-1]
+    assert players.send(ATTACKER, f"add vic forgedpw {ATTACKER}").status == "applied"
+    ask = outbox.to(ATTACKER)[-1]
+    assert players.send(ATTACKER, "Re: confirm", "yes", to=confirmation_reply_to(ask)).status == "applied"
+    players.send(ATTACKER, "greatkingdom show 101")
+    kept_tag = confirmation_reply_to(outbox.to(ATTACKER)[-1])  # the seat's, mailed to an address of the account
+
+    assert players.send(VICTIM, "Re: pbm signup", "not me", to=confirmation_reply_to(welcome)).status == "applied"
+    assert players.send(VICTIM, "signup victim truepw").status == "applied"
+    assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
+    players.send(ATTACKER, "greatkingdom show 101")
+    assert outbox.to(ATTACKER)[-1]["Reply-To"] is None  # a stranger's show: no seat's tag
+    stale = players.send(ATTACKER, "Re: board", "F6", to=kept_tag)
+    assert stale.status == "rejected" and "does not belong to board 101" in stale.error
+    assert players.send(VICTIM, "Re: board", "F6", to=confirmation_reply_to(outbox.to(VICTIM)[-1])).status == \
+        "applied"  # the owner's new tag plays
+
+
+def test_not_me_disowns_an_account_its_forger_moved_to_another_address(players, outbox, server):
+    """The forger moves the account to its own address (confirmed from there): "not me"
+    from the welcome's address still disowns it, back at that address."""
+    players.send(ALICE, f"greatkingdom challenge alice {VICTIM}")
+    assert players.send(VICTIM, "signup vic forgedpw").status == "applied"  # forged
+    welcome = outbox.to(VICTIM)[-1]
+    assert players.send(ATTACKER, f"change address vic forgedpw {ATTACKER}").status == "applied"
+    ask = outbox.to(ATTACKER)[-1]
+    assert players.send(ATTACKER, "Re: confirm", "yes", to=confirmation_reply_to(ask)).status == "applied"
+    assert accounts(server)["vic"] == (ATTACKER, False)
+    disowned = players.send(VICTIM, "Re: pbm signup", "not me", to=confirmation_reply_to(welcome))
+    assert disowned.status == "applied", disowned.error
+    assert accounts(server)["vic"] == (VICTIM, True)
+    assert players.send(ATTACKER, "greatkingdom move 101 vic forgedpw resign").status == "rejected"
+    assert players.send(VICTIM, "signup victim truepw").status == "applied"
+    assert accounts(server)["victim"] == (VICTIM, False)
+
+
 def test_an_invited_address_never_gets_a_reserved_userid(players, server):
     assert players.send("alice@players.test", "go challenge alice error@victim.test").status == "applied"
     assert "error" not in accounts(server)

@@ -6,13 +6,13 @@ to an account (``accounts.ask_confirmation`` mails the question)."""
 
 from __future__ import annotations
 
-from sqlmodel import delete, select
+from sqlmodel import delete, or_, select
 
 from ..commands import Command
 from ..i18n import lazy_gettext
-from ..models import Confirmation, Player, PlayerAddress
+from ..models import Board, Confirmation, Player, PlayerAddress
 from ..usage import USAGE
-from . import accounts, letters
+from . import accounts, boards, letters
 from .addresses import player_address
 from .errors import PlayerError
 from .unit import Unit
@@ -95,20 +95,33 @@ def confirm(unit: Unit, token: str, line: str) -> None:
 
 def _disown(unit: Unit, pending: Confirmation, line: str) -> None:
     """A reply to a welcome mail: with "not me" on its first line, the account made
-    with this address loses its password and becomes an invited seat again, its
-    games kept, so whoever forged the signup can no longer use it and the address's
-    owner can sign up and take it."""
+    with this address loses its password and becomes an invited seat again at this
+    address, its games kept, so the address's owner can sign up and take it; and
+    whoever forged the signup keeps nothing of it: not the addresses they added or
+    moved it to, nor what they watch, nor the reply tags and play links of its
+    seats, which are new."""
     if " ".join(line.lower().strip(" .!").split()) != "not me":
         raise PlayerError(lazy_gettext("A reply to the welcome mail only disowns an account: to do that, write "
                                        "\"not me\" on its first line. Send commands to the server's address."),
                           "help")
     unit.session.delete(pending)
     player = accounts.by_userid(unit.session, pending.userid)
-    if player is None or player.email != pending.address or player.invited:
+    if player is None or player.invited or player.closed_at is not None:
         raise PlayerError(lazy_gettext("The account %(userid)s no longer uses %(address)s; there is nothing to "
                                        "disown.", userid=pending.userid, address=pending.address), "help")
+    player = accounts.lock(unit, player)
+    accounts.drop_arrangements(unit, player)
     player.password_hash, player.invited = None, True
-    unit.session.execute(delete(Confirmation).where(Confirmation.player_id == player.id))
+    if player.email != pending.address:  # moved away since: back to this address, unless another account has it
+        player.email = None
+        unit.session.flush()
+        if accounts.by_address(unit.session, pending.address) is None:
+            player.email = pending.address
+    for board in unit.session.exec(select(Board).where(
+            or_(Board.seat0_id == player.id, Board.seat1_id == player.id))).all():
+        seat = board.seat_of(player.id)
+        setattr(board, f"token{seat}", boards.new_token())  # the old reply tags and play links answer nobody
+        unit.board_changed(board, aside=True)
     letters.send(unit, pending.address, "disowned", userid=player.userid, address=pending.address)
 
 

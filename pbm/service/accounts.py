@@ -261,6 +261,17 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
         board = boards.lock(unit, board_id)
         boards.play(unit, board, board.seat_of(player.id), "resign")
     unit.board = None
+    drop_arrangements(unit, player)
+    address = player.email
+    player.email, player.password_hash = None, None
+    unit.session.flush()
+    letters.send(unit, address, "signoff", userid=player.userid, resigned=running, language=player.language)
+
+
+def drop_arrangements(unit: Unit, player: Player) -> None:
+    """End what whoever held the account arranged with it: its added addresses, its
+    watching, its pending confirmations, a running vacation (``signoff``, and a
+    disowned account's, ``account_addresses``)."""
     from .social import watching_ends  # social reads accounts: imported here, where it is used
 
     watching_ends(unit, player)  # the pages of the boards they watched count one watcher less
@@ -269,10 +280,6 @@ def signoff(unit: Unit, command: Command, comment: str) -> None:
     unit.session.execute(delete(Confirmation).where(Confirmation.player_id == player.id))
     unit.session.execute(Vacation.__table__.update().where(
         Vacation.player_id == player.id, Vacation.ended_at.is_(None)).values(ended_at=unit.now))
-    address = player.email
-    player.email, player.password_hash = None, None
-    unit.session.flush()
-    letters.send(unit, address, "signoff", userid=player.userid, resigned=running, language=player.language)
 
 
 def signed_off(player: Player) -> PlayerError:
