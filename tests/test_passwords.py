@@ -3,10 +3,11 @@
 from sqlmodel import select
 
 from pbm.db import reading
-from pbm.models import InboundMessage
+from pbm.models import InboundMessage, MoveRecord
+from pbm.service import passwords
 from pbm.service.passwords import MAX_PER_ACCOUNT, MAX_PER_SENDER
 
-ALICE, BOB = "alice@players.test", "bob@players.test"
+ALICE, BOB, MALLORY = "alice@players.test", "bob@players.test", "mallory@evil.test"
 
 
 def test_the_password_is_not_kept_in_the_record_of_the_mail(players):
@@ -105,3 +106,30 @@ def test_a_correct_password_costs_the_slow_hash_once_then_is_recognised(players,
     hashed.clear()
     assert players.send(ALICE, "greatkingdom move 101 alice newsecret B2").status == "applied"
     assert hashed == []  # the new password was hashed as it was set
+
+
+def test_a_mail_of_guesses_meets_the_lockout_line_by_line(players, server):
+    """49 wrong passwords and then the right one, in one multiple mail: the right one
+    comes after the lockout, as it would in the fiftieth mail."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    guesses = [f"greatkingdom move 101 alice guess{n} D4" for n in range(49)]
+    result = players.send(MALLORY, "multiple", "\n".join([*guesses, "greatkingdom move 101 alice alicepw D4"]))
+    assert result.status == "rejected"
+    with reading(players.server.engine) as session:
+        assert session.exec(select(MoveRecord)).all() == []
+
+
+def test_one_mail_costs_a_few_slow_password_checks(players, monkeypatch):
+    """One mail, from anyone, names 48 passwords of two accounts and of none: it costs
+    MAX_CHECKED_PER_MAIL slow checks, the rest are refused with a sentence."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    slow = []
+    real = passwords.check_password_hash
+    monkeypatch.setattr(passwords, "check_password_hash", lambda *a: slow.append(1) or real(*a))
+    lines = "\n".join(f"greatkingdom move 101 {user} guess{n} D4"
+                      for n, user in enumerate(["alice", "bob", "nobody"] * 16))
+    result = players.send(MALLORY, "multiple", lines)
+    assert len(slow) == passwords.MAX_CHECKED_PER_MAIL
+    assert result.status == "rejected"
+    assert (f"One mail may check at most {passwords.MAX_CHECKED_PER_MAIL} different passwords; send the others in "
+            "mails of their own.") in result.error

@@ -76,7 +76,7 @@ class Service:
         # A repeat is caught by the unique (sender, Message-ID) as the unit ends; a mail with
         # passwords looks first, in the read that fetches the hashes, to spare a
         # repeat the slow hash.
-        checked, pairs = {}, request.credentials if request is not None else set()
+        checked, pairs = {}, request.credentials if request is not None else []
         if pairs:
             at = now or utcnow()
             with reading_rows(self.engine) as connection:

@@ -79,9 +79,10 @@ class Request:
         return [line.command for line in self.lines if isinstance(line.command, Command)]
 
     @property
-    def credentials(self) -> set[tuple[str, str]]:
-        """The (userid, password) pairs its commands ask to be checked."""
-        return {pair for command in self.commands if (pair := credentials(command))}
+    def credentials(self) -> list[tuple[str, str]]:
+        """The (userid, password) pairs its commands ask to be checked, each once, in
+        the order of the lines (guesses are counted in that order)."""
+        return list(dict.fromkeys(pair for command in self.commands if (pair := credentials(command))))
 
 
 def read(mail: InboundMail, settings: Settings) -> Request:

@@ -3,8 +3,11 @@ password is then recognised cheaply for a while (a keyed digest kept per
 process), and wrong guesses are counted: after ``MAX_PER_ACCOUNT`` wrong
 passwords for one account, or ``MAX_PER_SENDER`` from one address, within
 ``WINDOW``, every password of that account (or from that address) is refused
-until the window has passed. Unknown userids cost the same hash as wrong
-passwords, so the answer's timing tells nothing.
+until the window has passed; the guesses of one mail count as they are
+checked, in the order of its lines, and one mail has at most
+``MAX_CHECKED_PER_MAIL`` passwords checked (as many slow checks at most).
+Unknown userids cost the same hash as wrong passwords, so the answer's timing
+tells nothing, and count as wrong guesses from their sender.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ MAX_PER_ACCOUNT = 10
 MAX_PER_SENDER = 20
 REMEMBER_SECONDS = 600
 HASHED_BEFOREHAND = 3
+MAX_CHECKED_PER_MAIL = 3  # different passwords one mail may have checked: a list of guesses costs no more
 
 _KEY = secrets.token_bytes(32)  # per process: nothing remembered survives a restart
 _remembered: dict[bytes, float] = {}  # digest -> monotonic expiry
@@ -60,12 +64,16 @@ def _digest(userid: str, password: str, password_hash: str) -> bytes:
                     hashlib.sha256).digest()
 
 
+def recognised(userid: str, password: str, password_hash: str) -> bool:
+    """Whether this process saw this very password for this account lately (no slow check)."""
+    with _remembered_lock:
+        return _remembered.get(_digest(userid, password, password_hash), 0) > time.monotonic()
+
+
 def is_correct(userid: str, password: str, password_hash: str) -> bool:
     """The slow check, skipped when this process saw this very password lately."""
-    digest = _digest(userid, password, password_hash)
-    with _remembered_lock:
-        if _remembered.get(digest, 0) > time.monotonic():
-            return True
+    if recognised(userid, password, password_hash):
+        return True
     if not check_password_hash(password_hash, password):
         return False
     remember(userid, password, password_hash)
@@ -140,12 +148,15 @@ def remember(userid: str, password: str, password_hash: str) -> None:
         _remembered[_digest(userid, password, password_hash)] = time.monotonic() + REMEMBER_SECONDS
 
 
-def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: datetime, stored: Stored) -> dict:
-    """Check each (userid, password) a mail holds against ``stored``, before its unit
-    of work; wrong ones are recorded at once (they count even though the mail's work
-    rolls back)."""
-    hashes, by_sender, by_account = stored.hashes, stored.by_sender, stored.by_account
-    verdicts, failures = {}, []
+def precheck(engine: Engine, pairs: list[tuple[str, str]], sender: str, now: datetime, stored: Stored) -> dict:
+    """Check each (userid, password) a mail holds against ``stored``, in the mail's
+    order, before its unit of work: each wrong one counts for the pairs after it
+    (a mail of guesses meets the lockout as mails one by one would), and is
+    recorded at once (it counts even though the mail's work rolls back); past
+    MAX_CHECKED_PER_MAIL passwords the rest are refused unchecked."""
+    hashes = stored.hashes
+    by_sender, by_account = list(stored.by_sender), {userid: list(at) for userid, at in stored.by_account.items()}
+    verdicts, failures, checked = {}, [], 0
     for userid, password in pairs:
         stored = hashes.get(userid)
         sender_until = _locked_until(by_sender, MAX_PER_SENDER)
@@ -158,13 +169,22 @@ def precheck(engine: Engine, pairs: set[tuple[str, str]], sender: str, now: date
                 else lazy_gettext("Too many wrong passwords for %(userid)s in the last %(minutes)s minutes; passwords "
                                   "for %(userid)s are refused until %(until)s UTC.", userid=userid, **said))
             continue
+        if checked == MAX_CHECKED_PER_MAIL:
+            verdicts[(userid, password)] = Verdict(stored, False, lazy_gettext(
+                "One mail may check at most %(count)s different passwords; send the others in mails of their own.",
+                count=MAX_CHECKED_PER_MAIL))
+            continue
+        checked += 1
         if stored:
             correct = is_correct(userid, password, stored)
         else:  # no such account (or no password yet): spend the same time as a wrong password
             correct = check_password_hash(_dummy_hash(), password) and False
         verdicts[(userid, password)] = Verdict(stored, correct)
-        if stored and not correct:
-            failures.append(PasswordFailure(userid=userid, sender=sender[:320], at=now))
+        if not correct:
+            failures.append(PasswordFailure(userid=userid[:32], sender=sender[:320], at=now))
+            by_sender.append(now)
+            if stored:
+                by_account.setdefault(userid, []).append(now)
     if failures:
         with transaction(engine) as session:
             session.add_all(failures)
