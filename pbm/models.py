@@ -239,12 +239,14 @@ class PasswordFailure(SQLModel, table=True):
 
 
 class UsedToken(SQLModel, table=True):
-    """A webhook signature token (Mailgun's ``token``) already accepted: never again."""
+    """A webhook signature token (Mailgun's ``token``) taken by a request: never again
+    for another one (the signature covers the token, not the mail)."""
 
     __tablename__ = "used_token"
 
     token: str = Field(primary_key=True, max_length=100)
     used_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, index=True)
+    digest: Optional[str] = Field(default=None, max_length=64)  # SHA-256 of the request's mail: its retry may again
 
 
 class PlayerAddress(SQLModel, table=True):

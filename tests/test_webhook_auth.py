@@ -1,6 +1,8 @@
 """With any webhook key or secret set, every form of the webhook is verified, and a
 Mailgun signature (its token) is accepted once."""
 
+import threading
+
 import pytest
 
 from .conftest import make_mail
@@ -33,6 +35,49 @@ def test_a_mailgun_token_is_accepted_once(mailgun_client):
     replay = {**first, "subject": "signup mallory secret9", "Message-Id": "<other@evil.test>"}
     answer = mailgun_client.post("/inbound/email", data=replay)
     assert answer.status_code == 403 and "accepted once" in answer.json["error"]
+
+
+
+def test_a_retry_of_the_same_request_is_a_duplicate_not_a_replay(mailgun_client):
+    """Mailgun posts a mail again when it did not hear the answer: the same fields, the
+    same token; it is answered as the mail handled before."""
+    fields = mailgun_fields(token="u" * 50)
+    assert mailgun_client.post("/inbound/email", data=fields).json["status"] == "applied"
+    again = mailgun_client.post("/inbound/email", data=fields)
+    assert again.status_code == 200 and again.json["status"] == "duplicate"
+
+
+def test_a_replay_racing_the_genuine_request_is_refused(overrides, players):
+    """The token is taken before the mail is handled: of a replay and the genuine request
+    posted at once (both held until the other has come in), one finds it taken."""
+    from pbm import create_app
+
+    app = create_app({**overrides, "mailgun_signing_key": "mg-key"})
+    server = app.extensions["pbm"]
+    take, both_in = server.take_token, threading.Barrier(2, timeout=10)
+
+    def take_when_both_are_in(*args):
+        both_in.wait()
+        return take(*args)
+
+    server.take_token = take_when_both_are_in
+    genuine = mailgun_fields(token="r" * 50, subject="help", **{"Message-Id": "<genuine@players.test>"})
+    replay = {**genuine, "sender": "mallory@evil.test", "from": "mallory@evil.test",
+              "subject": "signup mallory secret9", "Message-Id": "<replay@evil.test>"}
+    codes = {}
+
+    def post(name, fields):
+        codes[name] = app.test_client().post("/inbound/email", data=fields).status_code
+
+    threads = [threading.Thread(target=post, args=pair) for pair in (("genuine", genuine), ("replay", replay))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    finally:
+        app.extensions["pbm"].engine.dispose()
+    assert sorted(codes.values()) == [200, 403], codes  # whichever came first; the other finds the token taken
 
 
 @pytest.mark.parametrize("timestamp", ["9" * 400, "-" + "9" * 400])  # beyond what a float holds

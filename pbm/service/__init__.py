@@ -139,19 +139,23 @@ class Service:
     def expire_boards(self, now: datetime | None = None) -> int:
         return deadlines.expire_boards(self.engine, self.settings, now)
 
-    def token_used(self, token: str) -> bool:
-        """Whether a webhook signature token was accepted before."""
-        with reading(self.engine) as session:
-            return session.get(UsedToken, token[:100]) is not None
-
-    def spend_token(self, token: str) -> None:
-        """Remember a webhook signature token as used (and forget those too old to matter)."""
-        def spend(unit: Unit) -> None:
+    def take_token(self, token: str, digest: str) -> bool:
+        """Take a webhook signature token for the request whose mail has the SHA-256
+        ``digest``, before the mail is handled (and forget tokens too old to matter):
+        True when it was free or is that request's own (a provider's retry of it),
+        False when another request has it, however near at the same time (the unique
+        token decides). Raises DBAPIError when the database cannot say."""
+        def take(unit: Unit) -> None:
             unit.session.execute(delete(UsedToken).where(UsedToken.used_at < unit.now - timedelta(hours=1)))
-            if unit.session.get(UsedToken, token[:100]) is None:
-                unit.session.add(UsedToken(token=token[:100], used_at=unit.now))
+            unit.session.add(UsedToken(token=token[:100], used_at=unit.now, digest=digest))
 
-        run(self.engine, self.settings, spend)
+        try:
+            run(self.engine, self.settings, take)
+        except IntegrityError:  # taken: by this very request before, or by another
+            with reading(self.engine) as session:
+                taken = session.get(UsedToken, token[:100])
+            return taken is not None and taken.digest == digest
+        return True
 
     def computer_moves(self) -> int:
         """Let the computer move wherever it is to act; returns how many moves it made."""

@@ -13,16 +13,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import re
 import time
 from email.utils import formatdate
 
 from flask import Blueprint, abort, current_app, jsonify, request
+from sqlalchemy.exc import DBAPIError
 
-from ..service import Status
+from ..service import Result, Status
 from .forgery import secrets_match
 
 
+log = logging.getLogger(__name__)
 bp = Blueprint("inbound", __name__)
 
 MAILGUN_MAX_AGE = 15 * 60  # seconds a Mailgun signature stays valid
@@ -45,9 +48,9 @@ def _check_secret(settings) -> None:
         abort(401, "This webhook needs the shared secret (basic auth or X-PBM-Signature).")
 
 
-def _check_mailgun(settings, form, server) -> str | None:
+def _check_mailgun(settings, form) -> str | None:
     """Verify the Mailgun signature of a form post; returns its token, which the
-    caller spends once the mail is handled (a token is accepted once)."""
+    caller takes for this request before the mail is handled (``_take_token``)."""
     key = settings.mailgun_signing_key
     if not key:
         return None
@@ -63,9 +66,17 @@ def _check_mailgun(settings, form, server) -> str | None:
         fresh = False
     if not fresh:
         abort(403, "The Mailgun signature is too old.")
-    if server.token_used(token):
-        abort(403, "This Mailgun signature was used before; a signature is accepted once.")
     return token
+
+
+def _take_token(server, token: str, raw: bytes, envelope: list[str]) -> None:
+    """Take a Mailgun token for this request, or refuse it (403) when another request
+    has it: the signature covers the token, not the mail, so a replay could carry
+    anything. A retry of this very request (the same mail) may take it again, and is
+    then answered as a duplicate."""
+    digest = hashlib.sha256(b"\0".join([raw, *(address.encode("utf-8", "replace") for address in envelope)]))
+    if not server.take_token(token, digest.hexdigest()):
+        abort(403, "This Mailgun signature was used before; a signature is accepted once.")
 
 
 _HEADER_NAME = re.compile(r"[!-9;-~]{1,100}")  # printable ASCII but the colon (RFC 5322)
@@ -85,12 +96,19 @@ def _mailgun_message(form) -> bytes:
     given = {name.lower() for name, _ in lines}
     defaults = {"From": form.get("from") or form.get("sender", ""), "To": form.get("recipient", ""),
                 "Subject": form.get("subject", ""), "Message-Id": form.get("Message-Id", ""),
-                "Date": formatdate()}
+                "Date": formatdate(_signed_at(form))}
     lines += [(name, value) for name, value in defaults.items() if value and name.lower() not in given]
     lines += [("MIME-Version", "1.0"), ("Content-Type", 'text/plain; charset="utf-8"'),
               ("Content-Transfer-Encoding", "8bit")]
     head = "".join(f"{name}: {' '.join(value.split())}\r\n" for name, value in lines)
     return (head + "\r\n" + form.get("body-plain", "")).encode("utf-8", "replace")
+
+
+def _signed_at(form) -> int | None:
+    """The time of the form's Mailgun signature (a retry of the request is the same
+    mail, Date and all), or None (now) when it has none that is a time."""
+    stamp = form.get("timestamp", "")
+    return int(stamp) if stamp.isascii() and stamp.isdigit() and len(stamp) <= 11 else None
 
 
 def _too_large(limit: int) -> str:
@@ -122,7 +140,7 @@ def inbound_email():
         request.max_form_memory_size = limit + 1  # Flask caps form fields at 500 kB otherwise
         form = request.form
         if mailgun_only or "signature" in form:
-            token = _check_mailgun(settings, form, server)
+            token = _check_mailgun(settings, form)
         if "email" in form or "body-mime" in form:  # either may be empty: then no message (400 below)
             raw = (form.get("email") or form.get("body-mime") or "").encode("utf-8", "surrogateescape")
         elif "email" in request.files:  # the raw mail sent as a file (curl -F email=@mail.eml)
@@ -138,7 +156,12 @@ def inbound_email():
         abort(400, "The request holds no message.")
     if len(raw) > limit:
         abort(413, _too_large(limit))
+    if token:
+        try:
+            _take_token(server, token, raw, envelope)
+        except DBAPIError as error:
+            log.warning("database unavailable for a Mailgun token: %s", error.__class__.__name__)
+            result = Result(Status.RETRY, error="The server is busy; try again later.")
+            return jsonify(result.to_json()), result.answer.http
     result = server.handle_raw(raw, envelope)
-    if token and result.status != Status.RETRY:  # a retried request may use its token again
-        server.spend_token(token)
     return jsonify(result.to_json()), result.answer.http
