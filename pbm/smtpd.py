@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
@@ -16,6 +17,7 @@ MAX_RECIPIENTS = 100  # a message's RCPT TOs (RFC 5321 4.5.3.1.8: what every ser
 # Sessions at once: each may hold a message of up to max_message_bytes (several copies of it
 # while it is read), so their number bounds the listener's memory; one more gets 421 (try later).
 MAX_SESSIONS = 20
+MAX_SESSIONS_PER_CLIENT = 5  # of those, from one address: one client cannot hold them all
 # Commands a session may give before it gets 421 and is closed (aiosmtpd's command_call_limit):
 # a client repeating NOOP or RSET without end would keep the listener's one loop busy.
 COMMAND_LIMITS = {"NOOP": 20, "RSET": 50, "VRFY": 5, "EXPN": 5, "HELP": 5, "*": 1000}
@@ -54,34 +56,39 @@ class InboundHandler:
 
 
 class _Session(SMTP):
-    """aiosmtpd's protocol, one a connection, refusing a connection over MAX_SESSIONS."""
+    """aiosmtpd's protocol, one a connection, refusing a connection over MAX_SESSIONS,
+    or over MAX_SESSIONS_PER_CLIENT from its client's address."""
 
-    def __init__(self, handler, open_sessions: list[int], **kwargs):
+    def __init__(self, handler, open_sessions: Counter, **kwargs):
         super().__init__(handler, **kwargs)
-        self._open_sessions = open_sessions  # one count shared by the listener's sessions
-        self._refused = False
+        self._open_sessions = open_sessions  # shared by the listener's sessions: None (all) and each address
+        self._client: str | None = None  # counted in open_sessions while the connection lasts
 
     def connection_made(self, transport) -> None:
         if self.transport is None:  # a new connection (aiosmtpd calls this again after STARTTLS)
-            if self._open_sessions[0] >= MAX_SESSIONS:
-                self._refused = True
+            peer = transport.get_extra_info("peername")
+            client = str(peer[0]) if peer else "?"
+            if self._open_sessions[None] >= MAX_SESSIONS or self._open_sessions[client] >= MAX_SESSIONS_PER_CLIENT:
                 transport.write(b"421 4.3.2 Too many connections; try again later\r\n")
                 transport.close()
                 return
-            self._open_sessions[0] += 1
+            self._client = client
+            self._open_sessions.update((None, client))
         super().connection_made(transport)
 
     def connection_lost(self, error) -> None:
-        if self._refused:
+        if self._client is None:  # refused at once
             return
-        self._open_sessions[0] -= 1
+        self._open_sessions.subtract((None, self._client))
+        if self._open_sessions[self._client] <= 0:
+            del self._open_sessions[self._client]
         super().connection_lost(error)
 
 
 class _Listener(Controller):
     def __init__(self, handler, **kwargs):
         super().__init__(handler, **kwargs)
-        self._open_sessions = [0]  # counted in the listener's one event loop
+        self._open_sessions: Counter = Counter()  # counted in the listener's one event loop
 
     def factory(self) -> SMTP:
         return _Session(self.handler, self._open_sessions, **self.SMTP_kwargs)

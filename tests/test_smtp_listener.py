@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from pbm.mail.inbound import as_sent, parse_mail
-from pbm.smtpd import MAX_SESSIONS, controller
+from pbm.smtpd import MAX_SESSIONS, MAX_SESSIONS_PER_CLIENT, controller
 
 from .conftest import free_port, wait_until
 
@@ -83,20 +83,25 @@ def test_a_session_repeating_noop_without_end_is_closed_and_others_are_served(li
     assert answers(outbox) == 1
 
 
+def connect_from(client: str, port: int) -> socket.socket:
+    """A connection to the listener from the loopback address ``client`` (127.0.0.2 ...)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(client, 0))
+
+
 def test_sessions_past_the_limit_are_told_to_come_back_and_the_limit_frees_up(listener, outbox):
     held = []
     try:
-        for _ in range(MAX_SESSIONS):
-            sock = socket.create_connection(("127.0.0.1", listener), timeout=30)
+        for n in range(MAX_SESSIONS):  # from several clients, each within its own limit
+            sock = connect_from(f"127.0.0.{2 + n // MAX_SESSIONS_PER_CLIENT}", listener)
             held.append(sock)
             assert read_reply(sock).startswith(b"220")
-        with socket.create_connection(("127.0.0.1", listener), timeout=30) as extra:
+        with connect_from("127.0.0.99", listener) as extra:
             assert read_reply(extra).startswith(b"421 4.3.2")
             assert extra.recv(4096) == b""
         held.pop().close()
 
         def served() -> bool:
-            with socket.create_connection(("127.0.0.1", listener), timeout=30) as again:
+            with connect_from("127.0.0.99", listener) as again:
                 return read_reply(again).startswith(b"220")
         wait_until(served, "a session once one of the held ones closed")
     finally:
@@ -107,3 +112,20 @@ def test_sessions_past_the_limit_are_told_to_come_back_and_the_limit_frees_up(li
         send(listener, UNNAMED)
         return answers(outbox) == 1
     wait_until(answered, "the mail's answer once the sessions closed")
+
+
+def test_one_client_holds_only_its_share_of_the_sessions(listener, outbox):
+    """A client that opens connections and says nothing holds at most
+    MAX_SESSIONS_PER_CLIENT of them: the others are still served."""
+    held = []
+    try:
+        for _ in range(MAX_SESSIONS_PER_CLIENT):
+            held.append(connect_from("127.0.0.2", listener))
+            assert read_reply(held[-1]).startswith(b"220")
+        with connect_from("127.0.0.2", listener) as extra:
+            assert read_reply(extra).startswith(b"421 4.3.2")
+        send(listener, UNNAMED)  # from 127.0.0.1
+        assert answers(outbox) == 1
+    finally:
+        for sock in held:
+            sock.close()
