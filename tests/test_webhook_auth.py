@@ -84,3 +84,16 @@ def test_a_replay_racing_the_genuine_request_is_refused(overrides, players):
 def test_a_signed_timestamp_beyond_any_time_is_too_old_not_a_failure(mailgun_client, timestamp):
     answer = mailgun_client.post("/inbound/email", data=mailgun_fields(timestamp=timestamp))  # signed with it
     assert answer.status_code == 403 and answer.json["error"] == "The Mailgun signature is too old."
+
+
+@pytest.mark.parametrize("form", ["urlencoded", "multipart"])
+def test_a_form_of_thousands_of_fields_is_refused_before_it_is_read(mailgun_client, form):
+    """Where only the signature inside the form is checked anyone may post one: a form
+    of more fields than any provider sends is refused before its fields are parsed."""
+    if form == "urlencoded":
+        answer = mailgun_client.post("/inbound/email", data=b"a=&" * 3000,
+                                     content_type="application/x-www-form-urlencoded")
+    else:
+        answer = mailgun_client.post("/inbound/email", data={f"f{n}": "" for n in range(3000)},
+                                     content_type="multipart/form-data")
+    assert answer.status_code == 413

@@ -26,6 +26,10 @@ from .forgery import secrets_match
 
 
 log = logging.getLogger(__name__)
+# Fields a webhook form may hold: a provider's post has a few dozen (Mailgun's, with its headers and
+# attachments' names); a form of millions of empty fields, which anyone may send where only a
+# signature inside the form is checked, would cost seconds to parse before that check.
+MAX_FORM_FIELDS = 1000
 bp = Blueprint("inbound", __name__)
 
 MAILGUN_MAX_AGE = 15 * 60  # seconds a Mailgun signature stays valid
@@ -138,6 +142,10 @@ def inbound_email():
         raw = request.get_data()
     else:
         request.max_form_memory_size = limit + 1  # Flask caps form fields at 500 kB otherwise
+        request.max_form_parts = MAX_FORM_FIELDS  # multipart: werkzeug answers 413 past it
+        if mimetype == "application/x-www-form-urlencoded" and \
+                request.get_data(cache=True).count(b"&") >= MAX_FORM_FIELDS:  # counted before any is parsed
+            abort(413, f"The form has more than {MAX_FORM_FIELDS} fields.")
         form = request.form
         if mailgun_only or "signature" in form:
             token = _check_mailgun(settings, form)
