@@ -253,6 +253,16 @@ def test_a_mailbox_is_asked_for_confirmation_three_times_a_day_whatever_its_tags
     assert "was asked for confirmation 3 times today already" in result.error
 
 
+def test_the_dotted_spellings_of_a_gmail_inbox_are_one_mailbox(players, outbox, server):
+    """Gmail reads v.ictim@ as victim@, and googlemail.com as gmail.com."""
+    for n, address in enumerate(["victim@gmail.com", "v.ictim@gmail.com", "vic.tim+x@googlemail.com",
+                                 "vi.ctim@gmail.com", "victor@gmail.com", "victim@mail.com"]):
+        result = players.send("bob@players.test", f"add bob bobpw {address}")
+        assert result.status == ("rejected" if n == 3 else "applied"), (address, result.error)
+    assert len([m for m in outbox.all() if m["To"].addresses[0].username.replace(".", "").startswith("victim")
+                and m["To"].addresses[0].domain in ("gmail.com", "googlemail.com")]) == 3
+
+
 def test_an_account_made_meanwhile_from_the_same_address_is_refused_not_renamed(players, server):
     # On PostgreSQL two signups from one address at once may both find it free; the later
     # one then meets the earlier one's committed account as it makes its own.

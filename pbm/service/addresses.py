@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import or_
+from sqlalchemy import and_, func, or_
 
 from .. import i18n
 from ..config import Settings
@@ -65,16 +65,25 @@ def normalise_address(address: str, usage=None) -> str:
     return normal
 
 
+GMAIL = ("gmail.com", "googlemail.com")  # one mail service, whose inboxes ignore the dots of their names
+
+
 def same_mailbox(column, address: str):
     """A condition on ``column`` (of addresses): the same mailbox as ``address``,
-    whatever ``+tag`` it carries (``pat+1@x`` and ``pat@x`` reach one inbox), so a
-    limit on mail to a stranger counts the inbox, not each spelling of it."""
+    whatever ``+tag`` it carries (``pat+1@x`` and ``pat@x`` reach one inbox), and at
+    Gmail whatever dots (``p.at@gmail.com`` is ``pat@googlemail.com``), so a limit on
+    mail to a stranger counts the inbox, not each spelling of it."""
     local, _, domain = address.rpartition("@")
     base = local.split("+", 1)[0]
 
     def literal(text: str) -> str:
         return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
+    if domain in GMAIL:  # the column's dots left out, the domain's too (gmailcom, googlemailcom)
+        undotted, name = func.replace(column, ".", ""), literal(base.replace(".", ""))
+        return and_(or_(*(column.like(f"%@{literal(d)}", escape="\\") for d in GMAIL)),
+                    or_(*(undotted.like(f"{name}{tag}@{literal(d.replace('.', ''))}", escape="\\")
+                          for d in GMAIL for tag in ("", "+%"))))
     return or_(column == f"{base}@{domain}", column.like(f"{literal(base)}+%@{literal(domain)}", escape="\\"))
 
 
