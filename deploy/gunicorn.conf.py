@@ -14,7 +14,10 @@ Every value can be overridden on the command line or by ``GUNICORN_CMD_ARGS``.
 
 import multiprocessing
 import os
+import re
 import sys
+
+from gunicorn.glogging import Logger
 
 bind = os.environ.get("PBM_BIND", "127.0.0.1:5000")
 # Requests are short and part of their time is spent waiting on
@@ -32,6 +35,23 @@ worker_class = "gthread"
 threads = 64
 keepalive = 5           # behind a reverse proxy that reuses its connections
 accesslog = "-"
+
+
+class PrivateLinksHidden(Logger):
+    """The access log without the secrets in private links: a play page's token is
+    also its seat's reply tag, and an invitation takes a seat (``/play/<token>``,
+    ``/join/<invite>``, and their event streams)."""
+
+    PRIVATE = re.compile(r"(/(?:play|join)/)[^/?\s]+")
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        for name in ("r", "U"):  # the request line and the path
+            atoms[name] = self.PRIVATE.sub(r"\1...", atoms[name])
+        return atoms
+
+
+logger_class = PrivateLinksHidden
 # gunicorn's other defaults stand: a stopping worker gets 30 s (graceful_timeout)
 # to finish, more than a stream lasts; X-Forwarded-* is trusted from 127.0.0.1
 # only, where the reverse proxy runs. The proxy must not buffer the event

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -121,3 +122,22 @@ def test_gunicorn_with_a_setting_pbm_cannot_use_stops_with_its_sentence(tmp_path
     assert ("pbm (gunicorn): PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'abc' (set in the "
             "environment).") in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_access_log_leaves_out_the_secrets_of_private_links(database_url, tmp_path):
+    """A play page's token is also its seat's reply tag: gunicorn's access log, which
+    an operator keeps and ships, shows the path without it."""
+    server = Gunicorn(tmp_path, database_url, workers=1)
+    try:
+        for path in ("/play/k3J9xSecretToken", "/play/k3J9xSecretToken/events", "/join/Inv1teSecret"):
+            try:
+                urllib.request.urlopen(server.base + path, timeout=10).close()
+            except urllib.error.HTTPError as refused:  # no such seat: 404, logged all the same
+                assert refused.code == 404
+        wait_until(lambda: any('"GET /join/' in line for line in server.lines), "the access log's lines")
+    finally:
+        server.stop()
+    access = [line for line in server.lines if '"GET /' in line]
+    assert any('"GET /play/... HTTP/1.1"' in line for line in access)
+    assert any('"GET /play/.../events HTTP/1.1"' in line for line in access)
+    assert not any("SecretToken" in line or "Inv1teSecret" in line for line in access)
