@@ -31,19 +31,22 @@ def redact(line: str) -> str:
 
 
 def _secrets(line: str, depth: int = 0) -> set[str]:
-    """The passwords in a command line; for a refused line, the words where a form of
-    the command it was read as has a password (``_by_position``) and, for a word
-    refused as ambiguous or shortened, the passwords of every reading of it."""
+    """The passwords in a command line; for a line refused for an ambiguous or shortened
+    word, the passwords of every reading of it; for another refused line (or when no
+    reading finds one), the words where a form of the command it was read as has a
+    password (``_by_position``)."""
     try:
         command = parse_command(line)
     except CommandError as error:
         words = line.split()
-        found = _by_position(words, error.usage)
-        if depth > 2 or error.word is None or error.word not in (w.lower() for w in words):
+        found = set()
+        if depth <= 2 and error.word is not None and error.word in (w.lower() for w in words):
+            at = [w.lower() for w in words].index(error.word)
+            found = found.union(*(_secrets(" ".join([*words[:at], reading, *words[at + 1:]]), depth + 1)
+                                  for reading in error.readings))
+        if found or depth:  # a reading that does not parse either finds nothing of its own
             return found
-        at = [w.lower() for w in words].index(error.word)
-        return found.union(*(_secrets(" ".join([*words[:at], reading, *words[at + 1:]]), depth + 1)
-                             for reading in error.readings))
+        return _by_position(words, error.usage)
     secrets = {command.password} if command.password else set()
     if command.verb == "change_password":
         secrets.add(command.args[0])
