@@ -56,6 +56,22 @@ def test_healthz_fails_on_a_sqlite_database_opened_read_only(tmp_path, sqlite_te
     assert_read_only_answer(healthz(tmp_path, f"sqlite:///file:{path}?mode=ro&uri=true"))
 
 
+def test_a_signed_mailgun_post_to_a_database_that_refuses_writes_is_a_503_to_retry(tmp_path, sqlite_template):
+    """The token is taken in a write of its own before the mail is read: when the
+    database refuses it, the provider is told to try again (503), not a 500."""
+    from .test_web import mailgun_fields
+
+    path = tmp_path / "pbm.sqlite3"
+    shutil.copy(sqlite_template, path)
+    app = create_app({**settings(tmp_path, f"sqlite:///file:{path}?mode=ro&uri=true"),
+                      "mailgun_signing_key": "mg-key"})
+    try:
+        response = app.test_client().post("/inbound/email", data=mailgun_fields())
+    finally:
+        app.extensions["pbm"].engine.dispose()
+    assert response.status_code == 503 and response.json["status"] == "retry"
+
+
 def test_healthz_on_a_database_without_tables_says_to_upgrade(tmp_path):
     response = healthz(tmp_path, f"sqlite:///{tmp_path / 'empty.sqlite3'}")
     assert response.status_code == 503

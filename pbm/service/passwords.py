@@ -64,16 +64,12 @@ def _digest(userid: str, password: str, password_hash: str) -> bytes:
                     hashlib.sha256).digest()
 
 
-def recognised(userid: str, password: str, password_hash: str) -> bool:
-    """Whether this process saw this very password for this account lately (no slow check)."""
-    with _remembered_lock:
-        return _remembered.get(_digest(userid, password, password_hash), 0) > time.monotonic()
-
-
 def is_correct(userid: str, password: str, password_hash: str) -> bool:
     """The slow check, skipped when this process saw this very password lately."""
-    if recognised(userid, password, password_hash):
-        return True
+    digest = _digest(userid, password, password_hash)
+    with _remembered_lock:
+        if _remembered.get(digest, 0) > time.monotonic():
+            return True
     if not check_password_hash(password_hash, password):
         return False
     remember(userid, password, password_hash)
