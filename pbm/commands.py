@@ -273,6 +273,10 @@ def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Comm
     """``games [<userid>] [next|active|all]`` (``verb`` "all": ``all show <userid>
     [next|active]``): next = boards where that player is to move. The filter after a
     userid may be abbreviated; a word alone is a userid unless written out."""
+    said = "all show" if verb == "all" else "games"
+    if len(rest) > 2:  # a userid and a filter at most: the word too many, not a filter, is the mistake
+        raise CommandError(lazy_gettext("The %(verb)s command takes no more words than that.", verb=said),
+                           USAGE[verb])
     words = list(rest)
     which = "all"
     if words and words[-1].lower() in GAMES_FILTERS:
@@ -280,7 +284,6 @@ def _parse_games(game: str | None, rest: list[str], verb: str = "games") -> Comm
     elif len(words) == 2 and (named := match_word(words[-1], GAMES_FILTERS, USAGE[verb])):
         words.pop()
         which = named
-    said = "all show" if verb == "all" else "games"
     if len(words) > 1:
         raise CommandError(lazy_gettext("%(command)s takes one userid, then perhaps a filter (next, active or all); "
                                         "\"%(word)s\" is neither.", command=said, word=as_typed(words[1])), USAGE[verb])

@@ -62,6 +62,8 @@ def test_commands_parse(line, expected):
     ("help go extra", "The help command takes no more words than that."),
     ("go help extra", "The help command takes no more words than that."),
     ("go standings extra", "The standings command takes no more words than that."),
+    ("go games alice next extra", "The games command takes no more words than that."),  # not '"next" is neither'
+    ("all show alice next extra", "The all show command takes no more words than that."),
     ("help gox", "\"gox\" is neither a command nor a game; games are "),
     ("go challenge alice bob --e=3 -=9", "\"-=9\" names no option: write the option's name after the dash"),
     ("go challenge alice bob --=3", "\"--=3\" names no option"),
