@@ -97,3 +97,19 @@ def test_a_form_of_thousands_of_fields_is_refused_before_it_is_read(mailgun_clie
         answer = mailgun_client.post("/inbound/email", data={f"f{n}": "" for n in range(3000)},
                                      content_type="multipart/form-data")
     assert answer.status_code == 413
+
+
+def test_the_401_for_a_missing_shared_secret_challenges_for_basic_auth(overrides):
+    """A 401 names the scheme it wants (RFC 9110, WWW-Authenticate): clients that send a
+    password only when challenged (wget, a .NET HttpClient) retry with it."""
+    from pbm import create_app
+
+    app = create_app({**overrides, "inbound_secret": "s3cret"})
+    try:
+        client = app.test_client()
+        answer = client.post("/inbound/email", data=make_mail(ALICE, "help"), content_type="message/rfc822")
+        assert answer.status_code == 401
+        assert answer.headers["WWW-Authenticate"].startswith("Basic realm=")
+        assert answer.json["error"] == "This webhook needs the shared secret (basic auth or X-PBM-Signature)."
+    finally:
+        app.extensions["pbm"].engine.dispose()

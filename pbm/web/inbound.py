@@ -20,6 +20,8 @@ from email.utils import formatdate
 
 from flask import Blueprint, abort, current_app, jsonify, request
 from sqlalchemy.exc import DBAPIError
+from werkzeug.datastructures import WWWAuthenticate
+from werkzeug.exceptions import Unauthorized
 
 from ..service import Result, Status
 from .forgery import secrets_match
@@ -48,8 +50,9 @@ def _check_secret(settings) -> None:
     elif auth is not None and auth.password is not None:
         if not secrets_match(auth.password, secret):
             abort(403, "The webhook password is wrong.")
-    else:
-        abort(401, "This webhook needs the shared secret (basic auth or X-PBM-Signature).")
+    else:  # a 401 names the scheme it wants: some clients send the password only when asked
+        raise Unauthorized("This webhook needs the shared secret (basic auth or X-PBM-Signature).",
+                           www_authenticate=WWWAuthenticate("basic", {"realm": "pbm inbound mail"}))
 
 
 def _check_mailgun(settings, form) -> str | None:
