@@ -44,9 +44,14 @@ def cmd_db_upgrade(args) -> int:
 
 
 def cmd_db_rebuild(args) -> int:
+    from .migrate import schema_problem
     from .service import Service
 
-    report = Service(load_settings()).rebuild()
+    server = Service(load_settings())
+    if problem := schema_problem(server.engine):  # no tables yet, or another version's: main says so
+        print(f"pbm db rebuild: {problem}", file=sys.stderr)
+        return 1
+    report = server.rebuild()
     for line in report:
         print(line)
     print(f"rebuild done: {len(report)} board(s) differed from their move log")

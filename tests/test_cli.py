@@ -273,6 +273,14 @@ def test_a_server_on_a_database_without_tables_says_to_upgrade_and_stops(env, ve
     assert "has no tables yet: run `pbm db upgrade` first (make run does)." in stderr and "Traceback" not in stderr
 
 
+def test_db_rebuild_on_a_database_without_tables_says_to_upgrade(env):
+    result = pbm("db", "rebuild", env=env)
+    assert result.returncode == 1
+    stderr = result.stderr.decode()
+    assert stderr.startswith("pbm db rebuild: the database sqlite:///"), stderr  # not "no such table: board"
+    assert "has no tables yet: run `pbm db upgrade` first (make run does)." in stderr and "Traceback" not in stderr
+
+
 def test_a_server_on_an_older_schema_names_both_and_stops(env, tmp_path):
     from alembic.script import ScriptDirectory
 
