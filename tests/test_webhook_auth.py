@@ -21,7 +21,9 @@ def mailgun_client(overrides):
 
 def test_with_only_a_mailgun_key_every_form_needs_its_signature(mailgun_client):
     raw = make_mail(ALICE, "help")
-    assert mailgun_client.post("/inbound/email", data=raw, content_type="message/rfc822").status_code == 401
+    raw_post = mailgun_client.post("/inbound/email", data=raw, content_type="message/rfc822")
+    assert raw_post.status_code == 403 and "needs a Mailgun signature" in raw_post.get_data(as_text=True)
+    assert "WWW-Authenticate" not in raw_post.headers  # no HTTP login scheme would do: not a 401
     unsigned = mailgun_client.post("/inbound/email", data={"email": raw.decode()})
     assert unsigned.status_code == 403
     fields = mailgun_fields()

@@ -140,8 +140,8 @@ def inbound_email():
     mailgun_only = settings.mailgun_signing_key and not settings.inbound_secret
     mimetype = request.mimetype
     if mimetype in ("message/rfc822", "text/plain", "application/octet-stream"):
-        if mailgun_only:
-            abort(401, "This webhook needs a Mailgun signature (timestamp, token, signature form fields).")
+        if mailgun_only:  # 403 as for a form without them: a signature is no HTTP login a 401 could ask for
+            abort(403, "This webhook needs a Mailgun signature (timestamp, token, signature form fields).")
         raw = request.get_data()
     else:
         request.max_form_memory_size = limit + 1  # Flask caps form fields at 500 kB otherwise
