@@ -11,7 +11,7 @@ import sys
 from .cli_servers import cmd_scheduler, cmd_serve, cmd_smtpd, schema_ready
 from .config import SettingsError, load_settings
 
-EX_NOINPUT = 66  # sysexits: an input file did not exist or was not readable
+EX_NOINPUT = 66  # sysexits: an input file did not exist, was not readable, or held nothing
 EX_CONFIG = 78  # sysexits: a configuration error
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -82,6 +82,9 @@ def cmd_ingest(args) -> int:
     except OSError as error:
         print(f"pbm ingest: cannot read {args.file} ({error.strerror}); nothing was handled", file=sys.stderr)
         return EX_NOINPUT
+    if not raw.strip():  # a person's `pbm ingest` at a terminal ended at once, or an empty file: no mail at all
+        print("pbm ingest: the input is empty: no mail to read; nothing was handled", file=sys.stderr)
+        return EX_NOINPUT
     try:
         settings = load_settings()
     except SettingsError as error:  # the operator's mistake: the MTA keeps the mail until it is fixed
@@ -126,7 +129,7 @@ INGEST_EXITS = """exit status:
   0   the mail was handled: applied, rejected (an error mail was queued), a duplicate,
       ignored (an auto-reply or bounce), or unusable (no sender: the reason on stderr)
   65  the mail is over the size limit (EX_DATAERR): the MTA bounces it to its sender
-  66  FILE cannot be read
+  66  FILE cannot be read, or the input is empty
   75  try again later (EX_TEMPFAIL): the database cannot be reached or the settings
       are broken; the MTA keeps the mail and retries"""
 

@@ -222,6 +222,14 @@ def test_ingest_with_standard_input_closed_exits_66_with_a_sentence(env):
     assert result.stderr.decode() == "pbm ingest: standard input is closed: no mail to read; nothing was handled\n"
 
 
+def test_ingest_of_empty_input_exits_66_with_a_sentence(env, tmp_path):
+    empty = tmp_path / "empty.eml"
+    empty.write_bytes(b"\n \r\n")
+    for result in (pbm("ingest", env=env, stdin=b""), pbm("ingest", str(empty), env=env)):
+        assert result.returncode == 66  # not "the message has no sender address": there is no message
+        assert result.stderr.decode() == "pbm ingest: the input is empty: no mail to read; nothing was handled\n"
+
+
 def test_a_setting_pbm_cannot_use_stops_each_command_with_a_sentence(env):
     bad = {**env, "PBM_SMTP_PORT": "abc"}
     sentence = "PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'abc' (set in the environment)."
