@@ -238,6 +238,30 @@ def test_a_form_with_an_abbreviated_word_move_sent_twice_says_already_played(cli
     assert client.get("/games/101.json").json["move"] == 2
 
 
+def test_an_accept_sent_twice_says_already_played(client, server, game):
+    """An accepted take-back or draw is logged as ``undo N`` or ``draw``: the same
+    Accept form sent again is that answer, not a board that changed meanwhile."""
+    bob = token(server, 1)
+    assert post_move(client, bob, "F6", 2).status_code == 303
+    assert post_move(client, token(server, 0), "undo").status_code == 303  # alice asks to take back D4
+    form = {"csrf": csrf_of(client.get(f"/play/{bob}").get_data(as_text=True)), "move": "accept", "number": "3"}
+    assert client.post(f"/play/{bob}", data=form).status_code == 303
+    again = client.post(f"/play/{bob}", data=form)
+    text = html.unescape(again.get_data(as_text=True))
+    assert again.status_code == 200
+    assert "Your move accept was already played (move 3); it was not sent twice." in text
+    assert "the board changed since you looked" not in text
+    assert client.get("/games/101.json").json["move"] == 3
+    assert post_move(client, bob, "propose").status_code == 303  # bob to move: he offers a draw
+    form = {"csrf": csrf_of(client.get(f"/play/{token(server, 0)}").get_data(as_text=True)), "move": "acc",
+            "number": "4"}
+    assert client.post(f"/play/{token(server, 0)}", data=form).status_code == 303
+    again = client.post(f"/play/{token(server, 0)}", data=form)
+    assert again.status_code == 200
+    assert "Your move accept was already played (move 4); it was not sent twice." in html.unescape(
+        again.get_data(as_text=True))
+
+
 def test_the_form_takes_a_move_as_written_in_a_mail_with_its_number(client, server, game):
     """``F6#2`` in the box is the move F6 asserted to be move 2, as by mail."""
     bob = token(server, 1)

@@ -59,7 +59,8 @@ def _spelled_out(token: str, move: str) -> str:
 
 def _already_played(token: str, number: int | None, move: str) -> str | None:
     """When move #``number`` is on the board, by this seat, as ``move`` (spelled out:
-    ``_spelled_out``): a sentence saying so (a form sent twice), else None."""
+    ``_spelled_out``; an ``accept`` as the ``undo N`` or ``draw`` it logged): a sentence
+    saying so (a form sent twice), else None."""
     if number is None:
         return None
     with reading(service().engine) as session:
@@ -67,9 +68,15 @@ def _already_played(token: str, number: int | None, move: str) -> str | None:
         seats = link_seats(session, board, token)
         record = session.exec(select(MoveRecord).where(MoveRecord.board_id == board.id,
                                                        MoveRecord.number == number)).first()
-    if record is None or record.seat not in seats or not movetext.same_move(record.text, move):
+    if record is None or record.seat not in seats:
         return None
-    return _("Your move %(move)s was already played (move %(number)s); it was not sent twice.", move=record.text,
+    if movetext.same_move(record.text, move):
+        shown = record.text
+    elif move == "accept" and record.kind in ("undo", "draw"):  # an accepted request is logged as its effect
+        shown = move
+    else:
+        return None
+    return _("Your move %(move)s was already played (move %(number)s); it was not sent twice.", move=shown,
              number=record.number)
 
 
