@@ -508,6 +508,8 @@ def test_security_headers_and_no_inline_script(client, server, game):
     assert "X-Robots-Tag" not in client.get("/games/101").headers  # public pages may be found
     robots = client.get("/robots.txt")
     assert robots.mimetype == "text/plain" and "Disallow: /play/\nDisallow: /join/\n" in robots.get_data(as_text=True)
+    icon = client.get("/favicon.ico")  # a browser showing a board's .txt asks for it: no 404 in its console
+    assert icon.status_code == 204 and icon.get_data() == b""
     german = client.get("/games/101", headers={"Accept-Language": "de"})  # one copy per language in a shared cache
     assert set(german.vary) == {"Accept-Language", "Cookie"} and german.headers["Content-Language"] == "de"
     assert "Vary" not in client.get("/games/101.json").headers  # the same in every language

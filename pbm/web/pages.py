@@ -242,6 +242,14 @@ def robots():
     return Response("User-agent: *\nDisallow: /play/\nDisallow: /join/\n", mimetype="text/plain")
 
 
+@bp.get("/favicon.ico")
+def favicon():
+    """No icon: the pages say so themselves (``<link rel="icon" href="data:,">``), but
+    a browser showing a text, JSON or SGF answer asks for ``/favicon.ico``, and a 404
+    there is an error in its console."""
+    return Response(status=204, headers={"Cache-Control": "public, max-age=86400"})
+
+
 @bp.get("/healthz")
 def healthz():
     """200 when the database answers and takes writes; otherwise 503 and a sentence
