@@ -497,6 +497,13 @@ def test_unnamed_seats_are_named_in_each_readers_language(client, server):
     assert "Spieler (Schwarz) gegen computer (Weiß). Du spielst Spieler (Schwarz)." in shown
 
 
+def test_a_fixed_option_is_named_in_the_readers_language(client, server):
+    response = client.post("/new", data={"game": "go", "mode": "same-device", "komi": "0.5"},
+                           headers={"Accept-Language": "de"})
+    assert response.status_code == 400
+    assert error_of(response) == "In hier begonnenen Partien wird Go mit Komi 7,5 gespielt; das lässt sich nicht wählen."
+
+
 @pytest.mark.parametrize("fields, german, english", [
     ({"guest_name": "Gastgeber"}, "beide heißen Gastgeber", "both are Gastgeber"),  # beside an unnamed host
     ({"name": "gast", "mode": "same-device"}, "beide heißen gast", "both are gast"),  # beside an unnamed guest

@@ -40,7 +40,7 @@ from ..boardview import UNNAMED
 from ..gamewords import game_sentence
 from ..config import Settings
 from ..games import REGISTRY, OptionError, as_typed, get_game
-from ..i18n import LANGUAGES, LazyText, current, gettext, language as speaking, lazy_gettext, number
+from ..i18n import LANGUAGES, LazyText, N_, current, gettext, language as speaking, lazy_gettext, number
 from ..models import Board, MoveRecord, OutboxMail, Player, Room
 from . import boards, computer, letters
 from .accounts import GUEST_PREFIX, SUBJECT_WORDS
@@ -54,6 +54,7 @@ MODES = (SAME_DEVICE, FRIEND, COMPUTER)
 EXPIRE_DAYS = 7.0  # seed 003: a room expires after seven days without activity
 # Seed 003 plays Go with komi 7.5 and no handicap: only the size is chosen.
 FIXED_OPTIONS = {"go": {"komi": 7.5}}
+FIXED_OPTION_WORDS = {"komi": N_("komi")}  # a fixed option as a sentence names it, in the reader's language
 MAX_NAME = 24  # characters of a chosen name
 MAX_INVITATION_MAILS = 3  # invitation mails to one address per hour (anyone may type any address)
 INVITE = re.compile(r"[a-z0-9]{20}")
@@ -125,8 +126,8 @@ def _options(game, raw: dict[str, str]) -> dict:
     for name, value in raw.items():
         if name in fixed:
             raise PlayerError(lazy_gettext("In games started here %(game)s is played with %(option)s %(value)s; "
-                                           "it cannot be chosen.", game=game.title, option=name,
-                                           value=number(fixed[name])))
+                                           "it cannot be chosen.", game=game.title,
+                                           option=lazy_gettext(FIXED_OPTION_WORDS[name]), value=number(fixed[name])))
         if name not in offered:
             raise PlayerError(lazy_gettext("The form holds a field that is none of the game's options; start again "
                                            "from this page."))
