@@ -33,6 +33,15 @@ def _started(unit: Unit, board: Board) -> bool:
 
 
 def _claim(unit: Unit, board_id: int, condition, values: dict) -> Board | None:
+    """The board, claimed for this sweep when it still meets ``condition``; None otherwise.
+
+    On PostgreSQL the row is locked first, in a statement of its own: a conditional
+    UPDATE that waits for a row another transaction holds judges the row as that
+    one left it, but its subqueries (nobody on vacation) as they stood when the
+    UPDATE began, so a vacation committed meanwhile would go unseen and its board
+    be reminded or expired after all. The UPDATE after the lock begins after that
+    commit and sees it. (SQLite has one writer at a time: no lock to take.)"""
+    unit.session.execute(select(Board.id).where(Board.id == board_id).with_for_update())
     claimed = unit.session.execute(
         Board.__table__.update().where(Board.id == board_id, Board.status == "active", condition)
         .values(version=Board.version + 1, **values))
