@@ -98,3 +98,34 @@ def test_a_vacation_committed_while_a_sweep_waits_for_its_board_keeps_the_board(
     assert counted == [0]
     subjects = [mail["Subject"] for mail in outbox.new()]
     assert sorted(subjects) == ["pbm vacation begins", "pbm: alice is on vacation"]  # nothing else
+
+
+def test_a_vacation_whose_boards_change_while_it_is_worked_out_still_starts(server, players, outbox, started):
+    """Each time alice's vacation has read her running boards, bob chats on one of them
+    (a write of the board) before the vacation writes them: the vacation must win its
+    boards, not lose every try to a stale version and answer 'busy'."""
+    chats, vacations = [], set()
+
+    def after_execute(_connection, _cursor, statement, *_):
+        words = " ".join(statement.split()).upper()
+        if words.startswith("INSERT INTO VACATION"):
+            vacations.add(threading.get_ident())
+        elif threading.get_ident() in vacations and words.startswith("SELECT") and "FROM BOARD" in words \
+                and "SEAT0_ID" in words.split("WHERE", 1)[-1] and len(chats) < 3:
+            vacations.discard(threading.get_ident())  # once for each try of the unit
+            chat, said = in_thread(lambda: server.handle_raw(make_mail(BOB, "greatkingdom chat 101 bob bobpw",
+                                                                       f"hello {len(chats)}")))
+            chats.append((chat, said))
+            wait_until(lambda: said or waiting_for_a_lock(server), "the chat to commit, or to wait for the board")
+
+    event.listen(server.engine, "after_cursor_execute", after_execute)
+    try:
+        result = server.handle_raw(make_mail(ALICE, "vacation alice alicepw 5"))
+    finally:
+        event.remove(server.engine, "after_cursor_execute", after_execute)
+    for chat, _ in chats:
+        chat.join(30)
+    assert result.status == "applied", result.error
+    assert chats and all(said[0].status == "applied" for _, said in chats)
+    with reading(server.engine) as session:
+        assert session.exec(select(Vacation).where(Vacation.ended_at.is_(None))).all()

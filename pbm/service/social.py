@@ -282,9 +282,13 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
 
 
 def _running_boards(unit: Unit, player: Player) -> list[Board]:
+    """The player's running boards, locked and read afresh (in id order, as every unit
+    locking several boards does): a vacation writes them all, and a board read
+    unlocked could change before that write on PostgreSQL (a move, a chat), failing
+    the version check every time the unit ran again on a busy player's boards."""
     return list(unit.session.exec(select(Board).where(
         Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
-        .order_by(Board.id)).all())
+        .order_by(Board.id).with_for_update().execution_options(populate_existing=True)).all())
 
 
 def _tell_boards(unit: Unit, player: Player, away: Vacation, running: list[Board], *, started: bool,
