@@ -244,11 +244,10 @@ def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
         rows = session.exec(select(OutboxMail).where(lapsed)).all()
     if not rows:
         return
-    with transaction(engine) as session:
-        for row in rows:
-            session.execute(update(OutboxMail).where(OutboxMail.id == row.id, lapsed).values(
-                status="failed", claimed_until=None,
-                last_error=f"no result from attempt {row.attempts}; {row.last_error or ''}"[:2000]))
+    with transaction(engine) as session:  # only the rows still lapsed: another sweep may have marked some
+        rows = [row for row in rows if session.execute(update(OutboxMail).where(OutboxMail.id == row.id, lapsed).values(
+            status="failed", claimed_until=None,
+            last_error=f"no result from attempt {row.attempts}; {row.last_error or ''}"[:2000])).rowcount == 1]
     for row in rows:
         log.error("mail %s to %s failed for good: attempt %d of %d never reported back",
                   row.message_id, row.recipient, row.attempts, MAX_ATTEMPTS)

@@ -433,3 +433,36 @@ def test_a_last_attempt_that_never_reported_back_is_marked_failed_once(server, o
     assert (row.status, row.attempts) == ("failed", MAX_ATTEMPTS)
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and message_id in errors[0] and "never reported back" in errors[0]
+
+
+def test_two_sweeps_giving_up_on_one_mail_at_once_log_it_once(server, outbox, caplog, monkeypatch):
+    """Two sweeps (two schedulers, or ``pbm sweep`` beside one) both find the mail
+    whose last attempt never reported back; the one that marks it failed logs it,
+    the other, finding it marked already, says nothing."""
+    from contextlib import contextmanager
+
+    from pbm import outbox as outbox_module
+
+    now = utcnow() - timedelta(hours=1)
+    [message_id] = queue_orphans(server, [ALICE], now)
+    with transaction(server.engine) as session:
+        session.execute(update(OutboxMail).values(attempts=MAX_ATTEMPTS, last_error="451 try later"))
+    real_reading, give_up = outbox_module.reading, outbox_module._give_up_on_lapsed
+    other = []
+
+    @contextmanager
+    def read_then_let_another_sweep_finish(engine):
+        with real_reading(engine) as session:
+            yield session
+        if not other:  # after this sweep's read, before its write: another sweep does it all
+            other.append(True)
+            give_up(engine, utcnow())
+
+    monkeypatch.setattr(outbox_module, "reading", read_then_let_another_sweep_finish)
+    with caplog.at_level(logging.ERROR, logger="pbm.outbox"):
+        give_up(server.engine, utcnow())
+    assert other
+    with real_reading(server.engine) as s:
+        assert s.exec(select(OutboxMail)).one().status == "failed"
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and message_id in errors[0], errors
