@@ -90,6 +90,24 @@ def test_a_failing_engine_leaves_the_game_waiting_and_the_human_told(overrides, 
     server.engine.dispose()
 
 
+def test_an_engine_failing_at_every_retry_tells_the_human_once(overrides, outbox, tmp_path):
+    # the scheduler retries every 2 minutes; a mail each time would be 30 an hour until expiry
+    crashing = tmp_path / "gnugo"
+    crashing.write_text("#!/bin/sh\nexit 3\n")
+    crashing.chmod(crashing.stat().st_mode | stat.S_IEXEC)
+    server = create_app({**overrides, "gnugo_path": str(crashing)}).extensions["pbm"]
+    mailer = Mailer(server, outbox)
+    mailer.send(ALICE, "signup alice alicepw")
+    assert mailer.send(ALICE, "go challenge alice computer").status == "applied"
+    assert mailer.send(ALICE, "go move 101 alice alicepw D4").status == "applied"
+    assert computer.wait_idle(60)
+    assert server.computer_moves() == 0 and server.computer_moves() == 0  # two retries, failing too
+    waiting = [m for m in outbox.to(ALICE) if m["Subject"] == "Go Board 101 waiting for the computer"]
+    assert len(waiting) == 1
+    assert board(server).move_count == 1 and board(server).status == "active"
+    server.engine.dispose()
+
+
 def test_without_gnu_go_the_computer_declines_go_with_a_sentence(overrides, outbox, tmp_path):
     app = create_app({**overrides, "gnugo_path": str(tmp_path / "no-gnugo")})
     mailer = Mailer(app.extensions["pbm"], outbox)

@@ -4,7 +4,7 @@ It thinks outside any transaction (in a small pool of threads, started after
 the commit that made it the computer's turn), then moves through the unit of
 work like a person, asserting the move number it thought about: a board that
 changed meanwhile is left alone, never half-applied. An engine that fails or
-is too slow leaves the game waiting; the human is told, and the scheduler's
+is too slow leaves the game waiting; the human is told (once per position), and the scheduler's
 ``sweep`` tries again.
 """
 
@@ -41,6 +41,8 @@ _again: set[int] = set()  # boards changed while their job was running
 _computer_ids: dict[str, int] = {}  # database URL -> the computer's player id
 _looked_up: dict[str, tuple[float, int]] = {}  # database URL -> when it was looked for in vain, and the
 # largest player id then: a seat with a larger id may be a computer made since, by another process
+_told: dict[tuple[str, int], tuple] = {}  # (database URL, board id) -> the position (move number and time
+# of the last move) whose failure the players were told of: retries (every 2 minutes) that fail too tell nobody
 LOOK_AGAIN = 5.0  # seconds a lookup in vain stands for the players it saw (a guard for the rare
 # race where the computer's row, made by another process, commits after a newer player's)
 
@@ -93,6 +95,7 @@ def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
             return False
         game = get_game(board.game)
         state, number = boards.current_state(game, board), board.move_count + 1
+        position = (number, board.last_move_at)
         moves = [(entry.seat, entry.text) for _, entry in in_force(log_entries(load_records(session, board)))
                  if entry.kind in MOVES] if board.game == "go" else []  # the moves that stand (undo)
     try:  # outside any transaction: thinking may take a second or two
@@ -101,9 +104,13 @@ def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
                              search_seconds=settings.computer_seconds)
     except EngineError as error:
         log.warning("the computer could not move on board %s: %s", board_id, error)
-        reason = str(error)
-        run(engine, settings, lambda unit: _tell_failure(unit, board_id, number, reason))
+        told = (str(engine.url), board_id)
+        if _told.get(told) != position:  # once per position, not at every retry
+            reason = str(error)
+            run(engine, settings, lambda unit: _tell_failure(unit, board_id, number, reason))
+            _told[told] = position
         return False
+    _told.pop((str(engine.url), board_id), None)
 
     def move(unit: Unit) -> bool:
         locked = boards.lock(unit, board_id)
