@@ -48,7 +48,8 @@ class Judge:
 
     cap: int
     value: Callable[[Game, State], float] | None = None
-    pass_last: bool = False  # never pass while a point can be played (passing looks free to ``value``)
+    pass_last: bool = False  # never pass while a point can be played (passing looks free to ``value``),
+    # unless the pass wins at once (2 Dragons: alone after the other side passed, and ahead)
 
 
 def _share(game, state) -> float:
@@ -127,6 +128,8 @@ def choose_move(game: Game, state: State, side: int, *, seed: int, iterations: i
     root = _Node(game.from_json(game.to_json(state)), None, 1 - side, side)
     root.expandable(game, rng)
     if judge.pass_last and len(root.untried) > 1:
+        if "pass" in root.untried and _wins_at_once(game, root.state, side, "pass"):
+            return "pass"  # alone after the opponent passed, and ahead: more points only prolong the game
         root.untried = [move for move in root.untried if move != "pass"]
     if len(root.untried) == 1:
         return root.untried[0]

@@ -158,3 +158,26 @@ def test_the_search_plays_go_through_the_scoring_to_the_end():
         state = game.apply(state, side, move)
         plies += 1
     assert game.outcome(state).reason.startswith("area scoring")
+
+
+@pytest.mark.parametrize("moves, side", [(("K10", "pass"), 0), (("pass",), 1)])
+def test_in_2_dragons_the_computer_alone_and_ahead_passes_and_wins(moves, side):
+    """After the other side passed, a pass that wins ends the game at once: the computer
+    does not fill the board first (on 19x19, 250 moves and as many board mails). White
+    leads 1 to 0; or nobody has a piece, and a tie goes to Black."""
+    game = get_game("twodragons")
+    state = game.initial_state(game.parse_options({"size": "19"}))
+    for text in moves:
+        state = game.apply(state, state.turn, game.parse_move(text, state))
+    assert state.turn == side
+    assert computer_move("twodragons", state, side, seed=2, search_seconds=None, search_iterations=50) == "pass"
+    assert game.outcome(game.apply(state, side, "pass")).winner == side
+
+
+def test_in_2_dragons_the_computer_alone_and_behind_plays_on():
+    game = get_game("twodragons")
+    state = game.initial_state(game.parse_options({"size": "9"}))
+    for text in ("A1", "J9", "A2", "J7", "A3", "J5", "pass"):  # White passed, ahead 3 to 2
+        state = game.apply(state, state.turn, game.parse_move(text, state))
+    assert game.scores(state) == (3, 2) and state.turn == 1
+    assert computer_move("twodragons", state, 1, seed=2, search_seconds=None, search_iterations=50) != "pass"
