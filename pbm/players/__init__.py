@@ -37,8 +37,9 @@ def computer_move(game_name: str, state: State, side: int, *, seed: int,
     Go: GNU Go at ``gnugo_level`` replays ``moves`` (the game's moves so far, as
     (seat, text) pairs in order; scoring entries may be included) and answers a
     point, ``pass``, ``resign`` (to be handled as a resignation), or in scoring
-    ``mark <point>`` or ``done``; EngineError when GNU Go fails or takes longer
-    than ``gnugo_timeout`` seconds. Other games: the search player, seeded by
+    ``mark <point>`` or ``done``; a move that takes longer than ``gnugo_timeout``
+    seconds is asked again at level 1; EngineError when GNU Go fails or level 1 is
+    too slow as well. Other games: the search player, seeded by
     ``seed``, within ``search_seconds`` and ``search_iterations``; ``moves`` is
     not needed. CannotActError when ``computer_can_act`` is false.
     """
@@ -46,7 +47,14 @@ def computer_move(game_name: str, state: State, side: int, *, seed: int,
     if not computer_can_act(game_name, state, side):
         raise CannotActError(f"{game.sides[side]} has nothing to do now in this {game.title} game.")
     if game_name == "go":
-        return gnugo.go_move(state, side, moves, path=gnugo_path, level=gnugo_level, timeout=gnugo_timeout)
+        try:
+            return gnugo.go_move(state, side, moves, path=gnugo_path, level=gnugo_level, timeout=gnugo_timeout)
+        except gnugo.EngineTimeout:
+            if gnugo_level <= 1:
+                raise
+            # Level 10 takes about 10 seconds on a crowded 19x19 board: level 1 answers in
+            # milliseconds, so a strong setting costs this move its strength, not the game its progress.
+            return gnugo.go_move(state, side, moves, path=gnugo_path, level=1, timeout=gnugo_timeout)
     move = search.choose_move(game, state, side, seed=seed, iterations=search_iterations,
                               seconds=search_seconds)
     return game.format_move(move)

@@ -39,6 +39,10 @@ class EngineError(RuntimeError):
     """GNU Go could not give an answer; ``str(error)`` says why in one sentence."""
 
 
+class EngineTimeout(EngineError):
+    """GNU Go did not answer within the time limit."""
+
+
 def available(path: str = DEFAULT_PATH) -> bool:
     """Whether an executable file is at ``path`` (not whether it works: that shows at the first move)."""
     return os.path.isfile(path) and os.access(path, os.X_OK)
@@ -128,7 +132,7 @@ def _converse(path: str, level: int, komi: float, commands: list[str], timeout: 
     try:
         output, _ = process.communicate(script, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise EngineError(f"GNU Go did not answer within {timeout:g} seconds.") from None
+        raise EngineTimeout(f"GNU Go did not answer within {timeout:g} seconds.") from None
     finally:
         if process.poll() is None:  # still running: kill it and whatever it started, then reap
             os.killpg(process.pid, signal.SIGKILL)

@@ -139,3 +139,16 @@ def test_an_answer_the_rules_refuse_is_reported(tmp_path):
     state, log = play(GO.initial_state(GO.parse_options({"size": "9"})), ["D4"])
     with pytest.raises(EngineError, match="GNU Go answered D4, which the rules refuse: D4 is already occupied"):
         computer_move("go", state, 1, seed=1, moves=log, gnugo_path=engine)
+
+
+def test_an_engine_too_slow_at_its_level_is_asked_again_at_level_1(tmp_path):
+    """GNU Go at level 10 takes about 10 seconds on a crowded 19x19 board: a move that times
+    out is asked again at level 1 (milliseconds), so a strong setting never stalls a game."""
+    engine = fake_engine(tmp_path, 'if [ "$4" != 1 ]; then exec sleep 600; fi\n'
+                                   'while read n command rest; do echo "=$n$([ "$command" = genmove ] && echo " E5")";'
+                                   ' echo; [ "$command" = quit ] && exit 0; done')
+    state = GO.initial_state(GO.parse_options({"size": "9"}))
+    assert computer_move("go", state, 0, seed=1, gnugo_path=engine, gnugo_level=10, gnugo_timeout=0.5) == "E5"
+    with pytest.raises(EngineError, match="did not answer within 0.5 seconds"):  # level 1 too slow: no retry
+        computer_move("go", state, 0, seed=1, gnugo_path=fake_engine(tmp_path, "exec sleep 600"), gnugo_level=1,
+                      gnugo_timeout=0.5)
