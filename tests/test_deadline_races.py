@@ -17,13 +17,14 @@ from .conftest import make_mail, wait_until
 
 ALICE, BOB = "alice@players.test", "bob@players.test"
 
+# A race between row locks: PostgreSQL only (on SQLite the writers take turns on one
+# lock, so no sweep is ever inside another's transaction).
+pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+
 
 @pytest.fixture
 def started(server, players, outbox):
-    """Board 101 started by both players, alice to move; PostgreSQL only (on SQLite the
-    writers take turns on one lock: no sweep is ever inside another's transaction)."""
-    if server.engine.dialect.name != "postgresql":
-        pytest.skip("a race between row locks: PostgreSQL only")
+    """Board 101 started by both players, alice to move."""
     assert players.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
     assert players.send(ALICE, "greatkingdom move 101 alice alicepw D4").status == "applied"
     assert players.send(BOB, "greatkingdom move 101 bob bobpw F6").status == "applied"
