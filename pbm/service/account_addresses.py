@@ -6,11 +6,11 @@ to an account (``accounts.ask_confirmation`` mails the question)."""
 
 from __future__ import annotations
 
-from sqlmodel import delete, or_, select
+from sqlmodel import delete, select
 
 from ..commands import Command
 from ..i18n import lazy_gettext
-from ..models import Board, Confirmation, Player, PlayerAddress
+from ..models import Confirmation, Player, PlayerAddress
 from ..usage import USAGE
 from . import accounts, boards, letters
 from .addresses import player_address
@@ -117,8 +117,7 @@ def _disown(unit: Unit, pending: Confirmation, line: str) -> None:
         unit.session.flush()
         if accounts.by_address(unit.session, pending.address) is None:
             player.email = pending.address
-    for board in unit.session.exec(select(Board).where(
-            or_(Board.seat0_id == player.id, Board.seat1_id == player.id))).all():
+    for board in boards.lock_seated(unit, player, running=False):
         seat = board.seat_of(player.id)
         setattr(board, f"token{seat}", boards.new_token())  # the old reply tags and play links answer nobody
         unit.board_changed(board, aside=True)

@@ -96,6 +96,19 @@ def lock(unit: Unit, board_id: int, game_name: str | None = None) -> Board:
     return board
 
 
+def lock_seated(unit: Unit, player: Player, *, running: bool) -> list[Board]:
+    """The boards ``player`` sits at (``running``: the active ones only), locked and
+    read afresh, in id order as every unit locking several boards does: a unit that
+    writes them all (a vacation, a disowned account's new tokens) must not read
+    one that a move or chat changes before its write (on PostgreSQL that unit would
+    fail its version check on every try and answer 'busy')."""
+    query = select(Board).where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
+    if running:
+        query = query.where(Board.status == "active")
+    return list(unit.session.exec(query.order_by(Board.id).with_for_update()
+                                  .execution_options(populate_existing=True)).all())
+
+
 def another_game(board: Board, game_name: str) -> PlayerError:
     """The refusal of a command naming ``game_name`` for a board of another game."""
     return PlayerError(lazy_gettext("Board %(board)s is a %(game)s board, not %(named)s.", board=board.id,

@@ -251,7 +251,7 @@ def vacation(unit: Unit, command: Command, comment: str) -> None:
                           USAGE["vacation"])
     away = Vacation(player_id=player.id, started_at=unit.now, until=unit.now + days * DAY, days=days)
     unit.session.add(away)
-    running = _running_boards(unit, player)
+    running = boards.lock_seated(unit, player, running=True)
     for board in running:  # their pages say who is away
         unit.board_changed(board, aside=True)  # the answer is about the player, not a board
     _tell_boards(unit, player, away, running, started=True, left=left - days)
@@ -270,7 +270,7 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
     away.days = max(1, math.ceil((min(unit.now, away.until) - away.started_at) / DAY))
     shift = away.days * DAY
     player = unit.session.get(Player, away.player_id)
-    running = _running_boards(unit, player)
+    running = boards.lock_seated(unit, player, running=True)
     for board in running:
         board.nag_due_at = board.nag_due_at + shift if board.nag_due_at else None
         board.expire_due_at = board.expire_due_at + shift if board.expire_due_at else None
@@ -279,16 +279,6 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
     unit.session.flush()
     _tell_boards(unit, player, away, running, started=False, left=days_left(unit, player))
     return True
-
-
-def _running_boards(unit: Unit, player: Player) -> list[Board]:
-    """The player's running boards, locked and read afresh (in id order, as every unit
-    locking several boards does): a vacation writes them all, and a board read
-    unlocked could change before that write on PostgreSQL (a move, a chat), failing
-    the version check every time the unit ran again on a busy player's boards."""
-    return list(unit.session.exec(select(Board).where(
-        Board.status == "active", or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
-        .order_by(Board.id).with_for_update().execution_options(populate_existing=True)).all())
 
 
 def _tell_boards(unit: Unit, player: Player, away: Vacation, running: list[Board], *, started: bool,
