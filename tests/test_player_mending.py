@@ -300,3 +300,20 @@ def test_a_reply_of_only_a_move_number_is_told_to_write_the_move(game, outbox, t
         in result.error
     assert latest_to(outbox, ALICE)["Subject"] == "Great Kingdom Board 101 Error"
     assert reply(game, outbox, ALICE, "D4#1").status == "applied"  # nothing was played meanwhile
+
+
+def test_a_move_replied_to_the_servers_own_address_is_told_where_to_send_it(game, outbox):
+    """A board mail's reply that lost its reply tag (written to the server's address by
+    hand, or a mail program that answered From, not Reply-To) is no command: it is told
+    that the board's reply address plays, and the move command to send instead."""
+    board_mail = latest_to(outbox, ALICE)
+    quoted = "\n".join("> " + line for line in body(board_mail).split("\n"))
+    result = game.send(ALICE, "Re: " + str(board_mail["Subject"]), f"D4\n\n{quoted}")
+    assert result.status == "rejected"
+    error = flat(latest_to(outbox, ALICE))
+    assert ("Your mail answers a mail of board 101, but it came to pbm@pbm.test, not to the board's reply address, "
+            "so \"D4\" was read as a command, and it is none.") in error
+    assert 'Send instead: "greatkingdom move 101 <userid> <password> D4", or reply to your latest mail of ' \
+           'board 101' in error
+    game.send(BOB, "greatkingdom show 101")
+    assert "It is alice's turn" in body(latest_to(outbox, BOB))  # nothing was played

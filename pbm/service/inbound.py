@@ -12,14 +12,15 @@ import re
 from dataclasses import dataclass, field
 
 from ..command_passwords import credentials
-from ..commands import (Command, CommandError, begins_command, game_of_line, is_multiple, parse_command,
-                        split_move_number)
+from ..commands import (GLOBAL_VERBS, NEVER_MOVES, Command, CommandError, begins_command, game_of_line,
+                        is_multiple, match_word, parse_command, split_move_number)
 from ..config import Settings
 from ..db import NeedsLock, refusal_runs_again
-from ..games import MoveError, OptionError, as_typed, get_game
+from ..games import MoveError, OptionError, as_typed, game_names, get_game
 from ..i18n import lazy_gettext, number
 from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
+from ..models import Board
 from ..usage import USAGE
 from . import account_addresses, accounts, boards, letters, movetext
 from .errors import PlayerError
@@ -171,8 +172,37 @@ def _command(unit: Unit, line: Line, misshapen_tag: str | None) -> None:
         raise PlayerError(lazy_gettext("The message holds no command: the subject is empty and so is the body."),
                           "help")
     if isinstance(line.command, CommandError):
-        raise line.command
+        raise _lost_reply(unit, line) or line.command
     HANDLERS[line.command.verb](unit, line.command, line.comment)
+
+
+_BOARD_MAIL_SUBJECT = re.compile(r"\bBoard ([0-9]{1,9})\b")
+
+
+def _lost_reply(unit: Unit, line: Line) -> PlayerError | None:
+    """The refusal of a reply to a board mail that came without its reply tag (to the
+    server's own address) and whose line is no command (a move such as ``D4``): it
+    says which address plays, and the move command to send instead. None otherwise."""
+    subject = unit.mail.subject if unit.mail is not None else ""
+    found = _BOARD_MAIL_SUBJECT.search(subject) if unit.mail is not None and unit.mail.is_reply_subject else None
+    if found is None or game_of_line(line.text) or line.text.split()[0].lower() in NEVER_MOVES:
+        return None
+    try:
+        if match_word(line.text.split()[0], (*game_names(), *GLOBAL_VERBS)) is not None:
+            return None  # a command, wrongly written: its own refusal says how
+    except CommandError:
+        return None
+    board = unit.session.get(Board, int(found.group(1)))
+    if board is None:
+        return None
+    move = _shortened(line.text)
+    return PlayerError(
+        lazy_gettext("Your mail answers a mail of board %(board)s, but it came to %(address)s, not to the board's "
+                     "reply address, so \"%(line)s\" was read as a command, and it is none.", board=board.id,
+                     address=unit.settings.server_address, line=move),
+        lazy_gettext("\"%(command)s\", or reply to your latest mail of board %(board)s (its reply address plays "
+                     "without a password)", command=f"{board.game} move {board.id} <userid> <password> {move}",
+                     board=board.id))
 
 
 def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
