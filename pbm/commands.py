@@ -72,6 +72,21 @@ def without_invisible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
+# A quotation mark and the mark that closes it: straight, English and German curly, guillemets.
+_QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u201d": "\u201d", "\u201e": "\u201c",
+                "\u2018": "\u2019", "\u2019": "\u2019", "\u201a": "\u2018", "\u00ab": "\u00bb", "\u00bb": "\u00ab"}
+
+
+def without_enclosing_quotes(text: str) -> str:
+    """``text`` without one pair of quotation marks around all of it, as a player
+    copies a command from a help text that quotes it (send "help") or a phone quotes
+    a move with curly marks; unchanged when a mark of the pair is also inside, or none encloses it."""
+    inner = text.strip()
+    if len(inner) > 2 and _QUOTE_PAIRS.get(inner[0]) == inner[-1] and not {inner[0], inner[-1]} & set(inner[1:-1]):
+        return inner[1:-1].strip()
+    return text
+
+
 def split_move_number(text: str) -> tuple[str, int | None]:
     """A move and the move number a player asserts after it (``D4#12``: the move is
     to be move 12, refused if the board has moved on), or None."""
@@ -132,7 +147,7 @@ def _need(words: list[str], count: int, verb: str, most: int | None = None) -> N
 
 def parse_command(line: str) -> Command:
     """Parse one command line; raise CommandError with a sentence and the usage."""
-    words = line.split()
+    words = without_enclosing_quotes(line).split()
     if not words:
         raise CommandError(lazy_gettext("The message holds no command."), "help")
     first = match_word(words[0], (*game_names(), *GLOBAL_VERBS))  # one word names a game or a command
@@ -165,7 +180,7 @@ def _game_verb(word: str) -> str | None:
 
 def is_multiple(line: str) -> bool:
     """Whether the line is the word ``multiple`` (or an abbreviation of it)."""
-    words = line.split()
+    words = without_enclosing_quotes(line).split()
     try:
         return bool(words) and match_word(words[0], (*game_names(), *GLOBAL_VERBS)) == "multiple"
     except CommandError:
@@ -179,13 +194,13 @@ def begins_command(line: str) -> bool:
     """Whether ``line`` begins with a game's name or a command word (NEVER_MOVES) written
     out, which no move of any game begins with: in a reply to a board mail, a whole
     command (``greatkingdom move 101 bob pw D4``) rather than a move."""
-    words = line.split()
+    words = without_enclosing_quotes(line).split()
     return bool(words) and words[0].lower() in (*game_names(), *NEVER_MOVES)
 
 
 def game_of_line(line: str | None) -> str | None:
     """The game a command line names first, if it names one (for an error mail's subject)."""
-    words = (line or "").split()
+    words = without_enclosing_quotes(line or "").split()
     try:
         first = match_word(words[0], (*game_names(), *GLOBAL_VERBS)) if words else None
     except CommandError:
@@ -246,7 +261,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
     # move
     _need(rest, 4, verb)
     board, number = _board(rest[0], verb)
-    text, asserted = split_move_number(" ".join(rest[3:]))
+    text, asserted = split_move_number(without_enclosing_quotes(" ".join(rest[3:])))
+    text = without_enclosing_quotes(text)  # "D4"#12
     number = asserted if asserted is not None else number
     if not text.strip():
         raise CommandError(lazy_gettext("The move is missing after the password."), USAGE[verb])
@@ -260,7 +276,7 @@ def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
         raise CommandError(lazy_gettext("Say which game: start the line with the game's name."), USAGE[verb])
     _need(rest, 3 if verb == "confirm" else 4, verb)
     board, _ = _board(rest[0], verb)
-    move = " ".join(rest[3:]).strip() or None
+    move = without_enclosing_quotes(" ".join(rest[3:])).strip() or None
     if verb == "confirm" and move:
         raise CommandError(lazy_gettext("confirm takes no move: it plays the move you submitted."), USAGE[verb])
     return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move)

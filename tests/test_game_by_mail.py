@@ -140,6 +140,20 @@ def test_characters_that_show_nothing_are_not_part_of_a_move(channel, outbox):
     assert "> Nice \U0001F468\u200d\U0001F469 family" in body(outbox.to(BOB)[-1])  # a joiner between emoji stays
 
 
+def test_a_command_or_move_in_quotation_marks_is_read_without_them(channel, outbox):
+    """Copied from a help text that quotes it (send "help" as the subject), or a move a
+    phone's keyboard quoted with curly marks: the player means what is inside."""
+    command(channel, ALICE, '"signup alice alicepw"')
+    command(channel, BOB, "\u201csignup bob bobpw\u201d")
+    command(channel, ALICE, "greatkingdom challenge alice bob")
+    command(channel, ALICE, "greatkingdom move 101 alice alicepw \u201cD4\u201d")
+    reply(channel, outbox, BOB, "\u2018F6\u2019")
+    command(channel, ALICE, "\u201egreatkingdom move 101 alice alicepw C3#3\u201c")
+    moves = [line.split() for line in body(outbox.to(BOB)[-1]).split("\n") if line.startswith("   ")
+             and line[:5].strip().endswith(".")]
+    assert moves == [["1.", "alice", "D4"], ["2.", "bob", "F6"], ["3.", "alice", "C3"]]
+
+
 @pytest.mark.parametrize("extra, winner, score, top_row", [
     ([], "Game won by alice.", "Blue 9, Orange 6.", "5 B b B O o 5"),  # exactly +3: Blue wins
     (["pass", "B5"], "Game won by bob.", "Blue 8, Orange 6.", "5 B B B O o 5"),  # +2 is not
