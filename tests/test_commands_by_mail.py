@@ -138,6 +138,24 @@ def test_a_chat_in_a_multiple_mail_is_refused_for_what_it_is(players, outbox):
     assert any(m["Subject"] == "Great Kingdom Board 101 alice" for m in outbox.to(ALICE)[-2:])  # the show ran
 
 
+def test_an_indented_comment_in_a_multiple_mail_is_refused_for_what_it_is(players, outbox):
+    """pbmserv players indent a move's comment under its line; here every line of a
+    'multiple' mail is a command, and the indented words are told so, not read as a
+    command word ("a" could be add or all)."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    result = players.send(ALICE, "multiple", "greatkingdom move 101 alice alicepw D4\n"
+                                             "   a comment for bob\ngreatkingdom show 101\n")
+    assert result.status == "rejected"
+    assert result.error == ("The indented line \"a comment for bob\" is not a command; in a 'multiple' mail every "
+                            "line is a command, and none takes a comment. Send a move with its comment in a mail of "
+                            "its own, the comment in its body.")
+    error = next(m for m in reversed(outbox.to(ALICE)) if m["Subject"].lower().endswith("error"))
+    assert "Send instead: <game> move <board> <userid> <password> <move>[#n]" in text(error)
+    assert "1. alice        D4" in body(outbox.to(BOB)[-1])  # the other lines were done
+    # an indented line that is a command is one
+    assert players.send(ALICE, "multiple", "greatkingdom show 101\n  greatkingdom history 101\n").status == "applied"
+
+
 def test_command_in_the_body_of_a_reply_subject(players, outbox):
     assert players.send(ALICE, "Re: something", "> quoted\ngreatkingdom help\n").status == "applied"
     assert outbox.new()[-1]["Subject"] == "Great Kingdom help"

@@ -19,7 +19,7 @@ from ..config import Settings
 from ..db import NeedsLock, refusal_runs_again
 from ..games import MoveError, OptionError, as_typed, game_names, get_game
 from ..i18n import lazy_gettext, number
-from ..mail.inbound import MAX_COMMAND_LINE, InboundMail, find_reply_tag, misshapen_reply_tag
+from ..mail.inbound import MAX_COMMAND_LINE, MAX_REPLY_CHARS, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
 from ..models import Board
 from ..usage import USAGE
@@ -122,12 +122,22 @@ def read(mail: InboundMail, settings: Settings) -> Request:
             lazy_gettext("A 'multiple' mail may hold at most %(most)s commands, and this one holds %(count)s; "
                          "nothing was done.", most=MAX_COMMANDS, count=len(lines)),
             lazy_gettext("the commands in several mails")))
-    return Request(None, [_in_multiple(Line.of_command(one)) for one in lines])
+    # the reply parser strips the lines it keeps: which were indented is read from the body as sent
+    indented = {ln.strip() for ln in mail.body[:MAX_REPLY_CHARS].split("\n") if ln[:1].isspace()}
+    return Request(None, [_in_multiple(Line.of_command(one), indented=i > 0 and one in indented)
+                          for i, one in enumerate(lines)])
 
 
-def _in_multiple(line: Line) -> Line:
+def _in_multiple(line: Line, indented: bool = False) -> Line:
     """A line of a 'multiple' mail; a chat or message, whose text is the body of its
-    mail, is refused there (the body is the list of commands)."""
+    mail, is refused there (the body is the list of commands). An indented line that
+    is no command is a comment under the line above, as pbmserv players write them:
+    refused as that, not as a command word it does not begin."""
+    if indented and isinstance(line.command, CommandError):
+        return Line(line.text, "", CommandError(lazy_gettext(
+            "The indented line \"%(line)s\" is not a command; in a 'multiple' mail every line is a command, and none "
+            "takes a comment. Send a move with its comment in a mail of its own, the comment in its body.",
+            line=_shortened(line.text)), USAGE["move"]))
     if isinstance(line.command, Command) and line.command.verb in BODY_VERBS:
         verb = line.command.verb
         return Line(line.text, "", CommandError(lazy_gettext(
