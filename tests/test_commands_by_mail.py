@@ -156,6 +156,17 @@ def test_an_indented_comment_in_a_multiple_mail_is_refused_for_what_it_is(player
     assert players.send(ALICE, "multiple", "greatkingdom show 101\n  greatkingdom history 101\n").status == "applied"
 
 
+@pytest.mark.parametrize("subject", ["list greatkingdom", "games greatkingdom", "all show greatkingdom"])
+def test_a_games_name_after_list_is_told_to_come_first(players, outbox, subject):
+    """pbmserv's "list <game>": the game's name comes first here ("greatkingdom list"),
+    and the refusal says so rather than only that no player has that name."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    result = players.send(ALICE, subject)
+    assert result.status == "rejected"
+    assert result.error == ("There is no player called greatkingdom; for the boards of the game greatkingdom, write "
+                            "its name first: \"greatkingdom list\".")
+
+
 def test_command_in_the_body_of_a_reply_subject(players, outbox):
     assert players.send(ALICE, "Re: something", "> quoted\ngreatkingdom help\n").status == "applied"
     assert outbox.new()[-1]["Subject"] == "Great Kingdom help"

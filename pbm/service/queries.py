@@ -11,7 +11,7 @@ from ..boardview import BoardView, load_players, load_records, player_name
 from ..gamewords import lazy_sentence
 from ..commands import Command
 from ..usage import USAGE
-from ..games import MoveError, as_typed, get_game
+from ..games import MoveError, as_typed, game_names, get_game
 from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player
 from . import boards, letters, requests
@@ -114,6 +114,10 @@ def games(unit: Unit, command: Command, comment: str) -> None:
     player = None
     if command.userid:
         player = s.exec(select(Player).where(Player.userid == command.userid)).first()
+        if player is None and command.userid in game_names():  # pbmserv's "list <game>"
+            raise PlayerError(lazy_gettext("There is no player called %(name)s; for the boards of the game %(name)s, "
+                                           "write its name first: \"%(name)s list\".", name=command.userid),
+                              USAGE["list"])
         if player is None:
             raise PlayerError(lazy_gettext("There is no player called %(name)s.", name=as_typed(command.userid)),
                               USAGE[command.verb])
