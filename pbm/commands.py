@@ -248,6 +248,8 @@ def _parse_verb(verb: str, game: str | None, rest: list[str]) -> Command:
         board, number = _board(rest[0], verb)
         return Command("preview", game=game, board=board, number=number, args=tuple(rest[1:]))
     if verb in ("show", "history"):
+        if verb == "show" and len(rest) > 1 and re.fullmatch(r"#\s*[0-9]{1,9}", " ".join(rest[1:])):
+            rest = [rest[0] + "".join(rest[1:])]  # "show 101 #3", spaced as a move's "D4 #12" may be
         _need(rest, 1, verb, most=1)
         board, number = _board(rest[0], verb)
         return Command(verb, game=game, board=board, number=number)

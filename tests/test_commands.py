@@ -25,6 +25,8 @@ from pbm.commands import Command, CommandError, parse_command
     ("greatkingdom resign 101 alice pw", Command("move", game="greatkingdom", board=101, userid="alice",
                                                  password="pw", move="resign")),
     ("greatkingdom show 101#3", Command("show", game="greatkingdom", board=101, number=3)),
+    ("go show 101 #3", Command("show", game="go", board=101, number=3)),  # spaced, as "D4 #12" may be
+    ("go show 101 # 3", Command("show", game="go", board=101, number=3)),
     ("greatkingdom history 101", Command("history", game="greatkingdom", board=101)),
     ("greatkingdom games bob", Command("games", game="greatkingdom", userid="bob", args=("all",))),
     ("greatkingdom games bob next", Command("games", game="greatkingdom", userid="bob", args=("next",))),
