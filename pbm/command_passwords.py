@@ -4,7 +4,7 @@ hidden for what is stored or logged (``redact``)."""
 
 from __future__ import annotations
 
-from .commands import MOVE_LATER_VERBS, Command, CommandError, parse_command
+from .commands import MOVE_LATER_VERBS, Command, CommandError, parse_command, without_enclosing_quotes
 
 AUTHENTICATED = ("move", "change_password", "change_address", "language",  # verbs whose password is checked
                  "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",
@@ -25,7 +25,10 @@ def new_password(command: Command) -> str | None:
 
 
 def redact(line: str) -> str:
-    """The line with its passwords replaced by ``SECRET`` (for what is stored or logged)."""
+    """The line with its passwords replaced by ``SECRET`` (for what is stored or logged),
+    without the quotation marks around all of it that reading it drops (a password
+    at its end is a word of its own then, not ``secret1"``)."""
+    line = without_enclosing_quotes(line)
     secrets = _secrets(line)
     return " ".join(SECRET if word in secrets else word for word in line.split())
 

@@ -180,6 +180,17 @@ def test_a_refused_abbreviation_is_stored_without_its_password(line, stored):
     assert redact(line) == stored
 
 
+@pytest.mark.parametrize("line, stored", [
+    ('"signoff alice secret1"', "signoff alice ********"),  # read without its quotes: the last word is the password
+    ("\u201cchange password alice old1 new1\u201d", "change password alice ******** ********"),
+    ('"go move 101 alice secret1 D4"', "go move 101 alice ******** D4"),
+])
+def test_a_quoted_command_line_is_stored_without_its_password(line, stored):
+    from pbm.command_passwords import redact
+
+    assert redact(line) == stored
+
+
 @pytest.mark.parametrize("typed, shown", [
     ("drago\u202ens", "drago\ufffdns"),  # a character that turns the text around is shown as U+FFFD
     ("go\x1b[31m", "go\ufffd[31m"),  # so is a control (a terminal's colour escape)
