@@ -167,6 +167,19 @@ def test_a_games_name_after_list_is_told_to_come_first(players, outbox, subject)
                             "its name first: \"greatkingdom list\".")
 
 
+def test_a_subject_that_is_no_command_above_a_command_in_the_body_is_told_which_is_read(players, outbox):
+    """A phone that asks for a subject, and the command written in the body: the
+    refusal says that the subject is the command, and how the body's would be read."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    result = players.send(ALICE, "My move", "greatkingdom move 101 alice alicepw D4\n")
+    assert result.status == "rejected"
+    assert result.error == ("The subject (\"My move\") is read as the command, and it is none; the command in the "
+                            "body (\"greatkingdom move 101 alice alicepw D4\") is read only when the subject is "
+                            "empty or a reply's (\"Re: ...\").")
+    assert ("Send instead: the command as the subject, or an empty subject and the command on the body's first "
+            "line") in text(outbox.to(ALICE)[-1])
+
+
 def test_command_in_the_body_of_a_reply_subject(players, outbox):
     assert players.send(ALICE, "Re: something", "> quoted\ngreatkingdom help\n").status == "applied"
     assert outbox.new()[-1]["Subject"] == "Great Kingdom help"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..command_passwords import credentials
-from ..commands import (GLOBAL_VERBS, NEVER_MOVES, Command, CommandError, begins_command, game_of_line,
+from ..commands import (GLOBAL_VERBS, Command, CommandError, begins_command, game_of_line,
                         is_multiple, match_word, parse_command, split_move_number,
                         without_enclosing_quotes)
 from ..config import Settings
@@ -183,7 +183,7 @@ def _command(unit: Unit, line: Line, misshapen_tag: str | None) -> None:
         raise PlayerError(lazy_gettext("The message holds no command: the subject is empty and so is the body."),
                           "help")
     if isinstance(line.command, CommandError):
-        raise _lost_reply(unit, line) or line.command
+        raise _lost_reply(unit, line) or _command_below(unit, line) or line.command
     HANDLERS[line.command.verb](unit, line.command, line.comment)
 
 
@@ -196,12 +196,7 @@ def _lost_reply(unit: Unit, line: Line) -> PlayerError | None:
     says which address plays, and the move command to send instead. None otherwise."""
     subject = unit.mail.subject if unit.mail is not None else ""
     found = _BOARD_MAIL_SUBJECT.search(subject) if unit.mail is not None and unit.mail.is_reply_subject else None
-    if found is None or game_of_line(line.text) or line.text.split()[0].lower() in NEVER_MOVES:
-        return None
-    try:
-        if match_word(line.text.split()[0], (*game_names(), *GLOBAL_VERBS)) is not None:
-            return None  # a command, wrongly written: its own refusal says how
-    except CommandError:
+    if found is None or not _unknown_first_word(line.text):  # a command, wrongly written: its own refusal says how
         return None
     board = unit.session.get(Board, int(found.group(1)))
     if board is None:
@@ -214,6 +209,31 @@ def _lost_reply(unit: Unit, line: Line) -> PlayerError | None:
         lazy_gettext("\"%(command)s\", or reply to your latest mail of board %(board)s (its reply address plays "
                      "without a password)", command=f"{board.game} move {board.id} <userid> <password> {move}",
                      board=board.id))
+
+
+def _command_below(unit: Unit, line: Line) -> PlayerError | None:
+    """The refusal of a subject that is no command at all (``My move``) above a body
+    whose first line is one: the subject is what is read, as it says. None otherwise."""
+    if unit.mail is None or line.text != unit.mail.subject.strip() or not _unknown_first_word(line.text):
+        return None
+    below, _ = split_command(line.comment)
+    try:
+        parse_command(below)
+    except CommandError:
+        return None
+    return PlayerError(
+        lazy_gettext("The subject (\"%(subject)s\") is read as the command, and it is none; the command in the body "
+                     "(\"%(line)s\") is read only when the subject is empty or a reply's (\"Re: ...\").",
+                     subject=_shortened(line.text), line=_shortened(below)),
+        lazy_gettext("the command as the subject, or an empty subject and the command on the body's first line"))
+
+
+def _unknown_first_word(text: str) -> bool:
+    """Whether the first word of ``text`` is neither a game nor a command, nor the beginning of one."""
+    try:
+        return match_word(text.split()[0], (*game_names(), *GLOBAL_VERBS)) is None
+    except CommandError:
+        return False
 
 
 def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
