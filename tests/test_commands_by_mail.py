@@ -174,7 +174,7 @@ def test_a_subject_that_is_no_command_above_a_command_in_the_body_is_told_which_
     result = players.send(ALICE, "My move", "greatkingdom move 101 alice alicepw D4\n")
     assert result.status == "rejected"
     assert result.error == ("The subject (\"My move\") is read as the command, and it is none; the command in the "
-                            "body (\"greatkingdom move 101 alice alicepw D4\") is read only when the subject is "
+                            "body (\"greatkingdom move 101 alice ******** D4\") is read only when the subject is "
                             "empty or a reply's (\"Re: ...\").")
     assert ("Send instead: the command as the subject, or an empty subject and the command on the body's first "
             "line") in text(outbox.to(ALICE)[-1])

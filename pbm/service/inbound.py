@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..command_passwords import credentials
+from ..command_passwords import credentials, redact
 from ..commands import (GLOBAL_VERBS, Command, CommandError, begins_command, game_of_line,
                         is_multiple, match_word, parse_command, split_move_number,
                         without_enclosing_quotes)
@@ -224,7 +224,7 @@ def _command_below(unit: Unit, line: Line) -> PlayerError | None:
     return PlayerError(
         lazy_gettext("The subject (\"%(subject)s\") is read as the command, and it is none; the command in the body "
                      "(\"%(line)s\") is read only when the subject is empty or a reply's (\"Re: ...\").",
-                     subject=_shortened(line.text), line=_shortened(below)),
+                     subject=_shortened(line.text), line=_shortened(redact(below))),  # told, stored: no password
         lazy_gettext("the command as the subject, or an empty subject and the command on the body's first line"))
 
 
