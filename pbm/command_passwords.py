@@ -4,7 +4,8 @@ hidden for what is stored or logged (``redact``)."""
 
 from __future__ import annotations
 
-from .commands import MOVE_LATER_VERBS, Command, CommandError, parse_command, without_enclosing_quotes
+from .commands import MOVE_LATER_VERBS, Command, CommandError, parse_command
+from .linetext import without_enclosing_quotes
 
 AUTHENTICATED = ("move", "change_password", "change_address", "language",  # verbs whose password is checked
                  "subscribe", "unsubscribe", "chat", "message", "vacation", "add", "signoff",

@@ -34,7 +34,7 @@ from email.message import Message
 from email.policy import Compat32
 from email.utils import getaddresses, parseaddr
 
-from ..commands import without_invisible
+from ..linetext import without_invisible
 from ..i18n import LazyText, gettext, lazy_gettext, number
 from .htmltext import html_to_text
 from .outbound import safe_message_id, writable_address
@@ -102,7 +102,7 @@ def _clean(text: str) -> str:
     non-characters) becomes a space, in headers and text alike: it separates words as
     it did on the sender's screen. Dropped, it would glue two words into another one
     (``show 1<NUL>1`` into ``show 11``, a different board). Characters that show
-    nothing are dropped (``commands.without_invisible``): ``E2<ZWSP>`` is ``E2``."""
+    nothing are dropped (``linetext.without_invisible``): ``E2<ZWSP>`` is ``E2``."""
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return without_invisible(_CONTROL.sub(" ", text))
 

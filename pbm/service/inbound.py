@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from ..command_passwords import credentials, redact
 from ..commands import (GLOBAL_VERBS, Command, CommandError, begins_command, game_of_line,
-                        is_multiple, match_word, parse_command, split_move_number,
-                        without_enclosing_quotes)
+                        is_multiple, match_word, parse_command)
 from ..config import Settings
 from ..db import NeedsLock, refusal_runs_again
 from ..games import MoveError, OptionError, as_typed, game_names, get_game
 from ..i18n import lazy_gettext, number
+from ..linetext import split_move_number
 from ..mail.inbound import MAX_COMMAND_LINE, MAX_REPLY_CHARS, InboundMail, find_reply_tag, misshapen_reply_tag
 from ..mail.replies import split_command, visible_reply
 from ..models import Board
@@ -265,8 +265,7 @@ def _reply(unit: Unit, tag: tuple[int, str], line: str, comment: str) -> None:
     if not line:
         raise PlayerError(lazy_gettext("Your reply holds no move: write the move on the first line."),
                           lazy_gettext("a move such as D4, pass or resign"))
-    line, number = split_move_number(without_enclosing_quotes(line))
-    line = without_enclosing_quotes(line)
+    line, number = split_move_number(line)
     if not line.strip():
         raise PlayerError(lazy_gettext("Your reply holds only a move number (#%(number)s): write the move before it, "
                                        "as in D4#%(number)s.", number=number),

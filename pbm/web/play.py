@@ -15,7 +15,7 @@ from sqlmodel import select
 
 from ..boardview import player_name
 from ..gamewords import game_sentence
-from ..commands import split_move_number, without_invisible
+from ..linetext import split_move_number, without_invisible
 from ..db import reading
 from ..games import MoveError, as_typed, get_game
 from ..i18n import gettext as _
