@@ -242,11 +242,13 @@ def _parse_move_later(verb: str, game: str | None, rest: list[str]) -> Command:
     if game is None:
         raise CommandError(lazy_gettext("Say which game: start the line with the game's name."), USAGE[verb])
     _need(rest, 3 if verb == "confirm" else 4, verb)
-    board, _ = _board(rest[0], verb)
-    move = without_enclosing_quotes(" ".join(rest[3:])).strip() or None
+    board, number = _board(rest[0], verb)
+    text, asserted = split_move_number(" ".join(rest[3:]))  # "D4#12" as with the move command
+    move = text.strip() or None
     if verb == "confirm" and move:
         raise CommandError(lazy_gettext("confirm takes no move: it plays the move you submitted."), USAGE[verb])
-    return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move)
+    return Command(verb, game=game, board=board, userid=rest[1].lower(), password=rest[2], move=move,
+                   number=asserted if asserted is not None else number)
 
 
 GAMES_FILTERS = ("next", "active", "all")

@@ -391,6 +391,30 @@ def test_confirm_is_refused_when_the_board_changed_and_submit_needs_ones_turn(pl
     assert log_of(server) == [("move", 0, "C3"), ("move", 1, "F6")]
 
 
+def test_a_move_number_with_submit_or_queue_is_checked_as_the_move_command_checks_it(players, outbox, server):
+    # "#n" after the board or the move asserts that this is move n, as in "<game> move": it was dropped
+    # (after the board) or read as part of the move ("D4#1" is no point)
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    for line in ("greatkingdom submit 101#2 alice alicepw D4", "greatkingdom submit 101 alice alicepw D4#2",
+                 "greatkingdom queue 101 alice alicepw D4 #2"):
+        refused = players.send(ALICE, line)
+        assert refused.status == "rejected", line
+        assert refused.error == ("You sent move #2, but the next move on board 101 is #1; the board changed since "
+                                 "you looked."), line
+    assert board_of(server).submitted_move is None and log_of(server) == []
+    assert players.send(ALICE, "greatkingdom submit 101#1 alice alicepw D4").status == "applied"
+    assert outbox.new()[-1]["Subject"] == "Great Kingdom Board 101 submitted D4"
+    assert players.send(ALICE, "greatkingdom confirm 101#2 alice alicepw").error.startswith("You sent move #2,")
+    assert players.send(ALICE, "greatkingdom queue 101 alice alicepw C3#1").status == "applied"  # her turn: played
+    assert log_of(server) == [("move", 0, "C3")]
+    # not her turn: the queued move is played whenever her turn comes, so no number can hold for it
+    refused = players.send(ALICE, "greatkingdom queue 101#3 alice alicepw G4")
+    assert refused.status == "rejected"
+    assert refused.error == ("A queued move takes no move number (#3): it is played as soon as your turn comes, "
+                             "whatever its number.")
+    assert board_of(server).queued_move is None
+
+
 # -- preview ------------------------------------------------------------------
 
 def test_a_preview_plays_the_forced_replies_a_real_move_gets(players, outbox):

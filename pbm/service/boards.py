@@ -221,10 +221,7 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if number is not None and number != expected:
         if text.lower() not in word_moves(game) and (refusal := unreadable(game, state, text)) is not None:
             raise refusal  # no move at all: that, not the board's having moved on, is what went wrong
-        raise PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
-                                       "#%(expected)s; the board changed since you looked.",
-                                       number=number, board=board.id, expected=expected),
-                          as_it_is_now(board))
+        raise moved_on(board, number)
     if text.lower() in requests.WORDS:
         requests.answer(unit, board, game, seat, text.lower(), players, comment)
         return
@@ -258,6 +255,14 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
                     outcome=game.outcome(state), comment=comment)
     forced = play_on(unit, board, game, state, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
+
+
+def moved_on(board: Board, number: int) -> PlayerError:
+    """The refusal of a move sent as move ``number`` when the board's next move is another."""
+    return PlayerError(lazy_gettext("You sent move #%(number)s, but the next move on board %(board)s is "
+                                    "#%(expected)s; the board changed since you looked.",
+                                    number=number, board=board.id, expected=board.move_count + 1),
+                       as_it_is_now(board))
 
 
 def as_it_is_now(board: Board) -> LazyText:

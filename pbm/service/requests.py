@@ -190,8 +190,12 @@ def queue(unit: Unit, command: Command, comment: str) -> None:
     game = get_game(board.game)
     state = boards.current_state(game, board)
     if seat in game.actors(state):
-        boards.play(unit, board, seat, command.move, comment)
+        boards.play(unit, board, seat, command.move, comment, command.number)
         return
+    if command.number is not None:
+        raise PlayerError(lazy_gettext("A queued move takes no move number (#%(number)s): it is played as soon as "
+                                       "your turn comes, whatever its number.", number=command.number),
+                          USAGE["queue"])
     word = board_move(game, state, command.move, N_("Only a move on the board can be queued; send %(word)s with "
                                                     "the move command."))
     if len(word) > MAX_QUEUED:
@@ -215,6 +219,8 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
     """``<game> submit <board> <userid> <password> <move>``: mail the position after the
     move, unplayed; ``confirm`` plays it."""
     board, seat, players = _seated(unit, command)
+    if command.number is not None and command.number != board.move_count + 1:
+        raise boards.moved_on(board, command.number)
     game = get_game(board.game)
     state = boards.current_state(game, board)
     if seat not in game.actors(state):
@@ -241,6 +247,8 @@ def confirm(unit: Unit, command: Command, comment: str) -> None:
     """``<game> confirm <board> <userid> <password>``: play the submitted move, if the
     board has not changed since it was submitted."""
     board, seat, _ = _seated(unit, command)
+    if command.number is not None and command.number != board.move_count + 1:
+        raise boards.moved_on(board, command.number)
     if board.submitted_seat != seat or board.submitted_move is None:
         raise PlayerError(lazy_gettext("You have submitted no move on board %(board)s, so there is nothing to "
                                        "confirm.", board=board.id), USAGE["submit"])
