@@ -4,7 +4,8 @@ through the one unit of work (``unit.run``).
 
 Module map: ``inbound`` reads a mail into command lines; ``handlers`` is the
 table of commands; ``accounts`` (with ``addresses`` and ``account_addresses``),
-``boards`` (the only writer of the move log; ``rounds`` starts new rounds),
+``boards`` (the only writer of the move log; ``forced`` the moves the rules leave; ``rounds`` starts new rounds;
+``rebuild`` checks the caches against the logs),
 ``queries`` (read-only), ``deadlines``; ``letters`` + ``templates/`` write every
 mail; ``errors`` maps what went wrong to each door's answer.
 """
@@ -24,7 +25,7 @@ from ..db import make_engine, reading, reading_rows
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..command_passwords import redact
 from ..models import InboundMessage, UsedToken, utcnow
-from . import addresses, boards, computer, deadlines, inbound, passwords
+from . import addresses, boards, computer, deadlines, inbound, passwords, rebuild
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -163,7 +164,7 @@ class Service:
 
     def rebuild(self) -> list[str]:
         """Replay every board's log into its cache; a line per board that differed."""
-        return boards.rebuild(self.engine, self.settings)
+        return rebuild.rebuild(self.engine, self.settings)
 
 
 def _last_board(unit: Unit) -> int | None:

@@ -9,33 +9,29 @@ into its cache and reports what differed.
 
 from __future__ import annotations
 
-import json
 import secrets
 from datetime import timedelta
 
 from sqlalchemy import bindparam, or_
-from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from ..boardview import (LOG_INSERT, BoardView, board_state, load_players, load_records, player_name,
+from ..boardview import (LOG_INSERT, BoardView, board_state, load_players, player_name,
                          remember_state)
 from ..gamewords import lazy_sentence
-from ..movelog import OWN_MOVES, ending, log_entries, replay
-from ..config import Settings
-from ..db import reading
+from ..movelog import OWN_MOVES, ending
 from ..games import Game, MoveError, Outcome, get_game
-from ..i18n import N_, LazyText, gettext, lazy_gettext
+from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from ..usage import USAGE, Usage
 from . import letters, ratings
 from .movetext import applied, notation, overlong, same_move, spelled_out, word_moves
 from .errors import PlayerError
-from .unit import Unit, run
+from .forced import MAX_FORCED, forced_move
+from .unit import Unit
 
 STATE_VERSION = 1  # the version of the stored state JSON ("version" key)
 MAX_COMMENT = 4000  # characters of a comment passed on to the opponent
-MAX_FORCED = 20  # forced moves played in a row at most (a guard; games need two or three)
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
@@ -312,34 +308,6 @@ def decline(unit: Unit, board: Board, game: Game, seat: int, state, players, com
     letters.board_mails(unit, board, players, comment=logged, mover=seat)
 
 
-def marked_forced(move: str) -> LazyText:
-    """A move the server would play for a player, as a move list marks it."""
-    return LazyText(lambda: f"{move} {gettext('(forced)')}")
-
-
-def with_forced_replies(game: Game, state) -> tuple[object, list[str]]:
-    """The position after the moves the server would play next (``forced_move``, as
-    after a real move), and those moves as written: what ``preview`` and ``submit``
-    show of a move nobody has played."""
-    replies = []
-    for _ in range(MAX_FORCED):
-        if game.outcome(state) is not None or (forced := forced_move(game, state)) is None:
-            break
-        state = game.apply(state, *forced)
-        replies.append(game.format_move(forced[1]))
-    return state, replies
-
-
-def forced_move(game: Game, state) -> tuple[int, object] | None:
-    """The seat to move and its one move, when the rules leave it exactly one (pbmserv's
-    ForcedMove: the server plays it); else None."""
-    if not game.info.forced_moves:
-        return None
-    actors = game.actors(state)
-    move = game.only_move(state) if len(actors) == 1 else None
-    return (actors[0], move) if move is not None else None
-
-
 def play_on(unit: Unit, board: Board, game: Game, state, players) -> list[LazyText]:
     """After a move, what follows on its own, with a sentence for each: the queued move
     of the player whose turn has come, and while the rules leave the side to move
@@ -374,36 +342,3 @@ def end(unit: Unit, board: Board, kind: str, seat: int | None) -> Outcome:
     append(unit, board, game, kind=kind, seat=seat, text=kind, state=current_state(game, board),
            outcome=outcome)
     return outcome
-
-
-def rebuild(engine: Engine, settings: Settings) -> list[str]:
-    """Replay every board's log into its cached state; returns a line for each board
-    whose cache differed (and was corrected)."""
-    with reading(engine) as session:
-        ids = session.exec(select(Board.id).order_by(Board.id)).all()
-    report: list[str] = []
-
-    def one(unit: Unit, board_id: int) -> None:
-        board = unit.session.exec(select(Board).where(Board.id == board_id).with_for_update()).one()
-        game = get_game(board.game)
-        records = load_records(unit.session, board)
-        state, outcome = replay(game, board.options, log_entries(records))
-        right = {"state": json.loads(json.dumps(stored(game, state))),
-                 "move_count": len(records),
-                 "status": "finished" if outcome is not None else "active",
-                 "to_move": None if outcome is not None else game.to_move(state),
-                 "outcome": outcome.to_json() if outcome is not None else None}
-        cached = {"state": {**board.state, "version": board.state.get("version", STATE_VERSION)},
-                  "move_count": board.move_count, "status": board.status, "to_move": board.to_move,
-                  "outcome": Outcome.from_json(board.outcome).to_json() if board.outcome else None}
-        wrong = [name for name in right if right[name] != cached[name]]
-        if wrong:
-            for name in wrong:
-                setattr(board, name, right[name])
-            unit.session.add(board)
-            unit.board_changed(board)
-            report.append(f"board {board.id}: {', '.join(wrong)} differed from the log; corrected")
-
-    for board_id in ids:
-        run(engine, settings, lambda unit, board_id=board_id: one(unit, board_id))
-    return report

@@ -14,7 +14,7 @@ from ..usage import USAGE
 from ..games import MoveError, as_typed, game_names, get_game
 from ..i18n import N_, LazyText, gettext, lazy_gettext
 from ..models import Board, Chat, Player
-from . import boards, letters, requests
+from . import boards, forced, letters, requests
 from .errors import PlayerError
 from .unit import Unit
 
@@ -83,8 +83,8 @@ def preview(unit: Unit, command: Command, comment: str) -> None:
             raise PlayerError(lazy_gettext("In the preview, %(move)s: %(error)s", move=as_typed(text),
                                            error=lazy_sentence(error)), USAGE["preview"]) from None
         played.append(game.format_move(move))
-        state, replies = boards.with_forced_replies(game, state)
-        played += [boards.marked_forced(reply) for reply in replies]
+        state, replies = forced.with_forced_replies(game, state)
+        played += [forced.marked_forced(reply) for reply in replies]
         view = BoardView(board, game, players, view.records, state, game.outcome(state), at)
     letters.send(unit, unit.mail.sender, "preview", board=board, view=view, at=at, moves=played)
 

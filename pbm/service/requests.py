@@ -26,7 +26,7 @@ from ..usage import USAGE
 from ..games import Game, InvalidMoveError, MoveError, get_game
 from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, Player
-from . import accounts, boards, letters, movetext
+from . import accounts, boards, forced, letters, movetext
 from .computer import USERID as COMPUTER
 from .errors import PlayerError
 from .unit import Unit
@@ -233,14 +233,14 @@ def submit(unit: Unit, command: Command, comment: str) -> None:
         state = game.apply(state, seat, move)
     except MoveError as error:
         raise PlayerError(lazy_sentence(error), movetext.notation(game)) from None
-    state, replies = boards.with_forced_replies(game, state)
+    state, replies = forced.with_forced_replies(game, state)
     board.submitted_seat, board.submitted_move = seat, game.format_move(move)
     board.submitted_at_move = board.move_count
     unit.session.add(board)
     unit.board_changed(board)  # the player's page shows the submitted move
     view = BoardView(board, game, players, [], state, game.outcome(state), board.move_count)
     letters.send(unit, unit.mail.sender, "submitted", board=board, view=view, move=board.submitted_move,
-                 replies=[boards.marked_forced(reply) for reply in replies], userid=players[seat].userid)
+                 replies=[forced.marked_forced(reply) for reply in replies], userid=players[seat].userid)
 
 
 def confirm(unit: Unit, command: Command, comment: str) -> None:
