@@ -130,3 +130,18 @@ def test_an_error_mail_quotes_a_bounded_part_of_the_mail(players, outbox):
         quoted = [line for line in answer.split("\n") if line.startswith(">")]
         assert 1 <= len(quoted) <= 61 and quoted[-1] == "> [...]"
         assert len(answer.encode()) < 8_000
+
+
+@pytest.mark.parametrize("command", ["signup zed zedpw9 {stranger}", "add alice alicepw {stranger}",
+                                     "greatkingdom challenge alice {stranger}"])
+def test_an_address_over_its_hourly_mails_asks_no_stranger(low_limits, players, outbox, command):
+    """Confirmations and invitations go to addresses nobody has answered from: an address
+    that sent more than the hour's mails gets no answers, and makes the server mail no
+    stranger either (each mail of a flood would mail another one)."""
+    for n in range(ANSWERS_PER_HOUR):
+        players.send(ALICE, "help")
+    stranger = "stranger@elsewhere.test"
+    result = players.send(ALICE, command.format(stranger=stranger))
+    assert result.status == "rejected"
+    assert result.error.startswith(f"You sent more than {ANSWERS_PER_HOUR} mails in the last hour; try again later.")
+    assert outbox.to(stranger) == []

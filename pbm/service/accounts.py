@@ -229,6 +229,7 @@ def ask_confirmation(unit: Unit, action: str, address: str, language: str | None
     if unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may ask one address for confirmation; send the others "
                                        "separately."), lazy_gettext("one mail for each address"))
+    letters.check_hourly(unit)
     asked = unit.session.exec(select(func.count()).select_from(Confirmation).where(
         same_mailbox(Confirmation.address, address), Confirmation.action != DISOWN,
         Confirmation.created_at > unit.now - timedelta(days=1))).one()

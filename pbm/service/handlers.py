@@ -53,6 +53,8 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if any(p.invited for p in seats) and unit.strangers >= letters.MAX_STRANGERS_PER_MAIL:
         raise PlayerError(lazy_gettext("One mail may invite one new player; send the other challenges in separate "
                                        "mails."), USAGE["challenge"])
+    if any(p.invited for p in seats):
+        letters.check_hourly(unit)
     unit.strangers += sum(p.invited for p in seats)
     for seat in seats:
         if seat.id != challenger.id:

@@ -105,14 +105,15 @@ def within_limits(unit: Unit, to: str, *, stranger: bool, relayed: bool = False)
     mail answered gets at most MAX_ANSWERS_PER_MAIL answers; an address that sent more
     than ``answers_per_hour`` (a setting) mails in the last hour gets no more answers (which also
     ends loops with auto-responders that do not say so); one mail reaches at most
-    MAX_STRANGERS_PER_MAIL addresses without an account (invitations are refused
-    before the board exists, see ``handlers.challenge``); one mail passes a player's
+    MAX_STRANGERS_PER_MAIL addresses without an account, and only while its sender is
+    within the hourly limit (invitations and confirmations are refused beforehand,
+    see ``check_hourly``); one mail passes a player's
     words on (``relayed``) to at most MAX_RELAYED_PER_MAIL addresses, and only while its
     sender is within the hourly limit (``check_relay`` refuses beforehand, with a
     sentence, what would go over)."""
     if stranger:
         unit.strangers += 1
-        return unit.strangers <= MAX_STRANGERS_PER_MAIL or unit.mail is None
+        return unit.mail is None or unit.strangers <= MAX_STRANGERS_PER_MAIL and _answer_budget(unit) > 0
     if relayed:
         unit.relayed += 1
         return unit.relayed <= MAX_RELAYED_PER_MAIL and _answer_budget(unit) > 0
@@ -142,7 +143,14 @@ def check_relay(unit: Unit, count: int) -> None:
                                             "make %(count)s.", most=MAX_RELAYED_PER_MAIL, count=unit.relayed + count),
                           i18n.lazy_gettext("the words to at most %(most)s players in one mail",
                                             most=MAX_RELAYED_PER_MAIL))
-    if _answer_budget(unit) <= 0:
+    check_hourly(unit)
+
+
+def check_hourly(unit: Unit) -> None:
+    """PlayerError when the sender of the mail being answered is over the hourly limit
+    of ``within_limits``: such a mail passes no words on, and mails no stranger (an
+    invitation, a confirmation), or a flood of mails would mail as many others."""
+    if unit.mail is not None and _answer_budget(unit) <= 0:
         raise PlayerError(i18n.lazy_gettext("You sent more than %(count)s mails in the last hour; try again later.",
                                             count=unit.settings.answers_per_hour),
                           i18n.lazy_gettext("the same mail in an hour"))
