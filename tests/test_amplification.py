@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from pbm.service.handlers import MAX_BOARDS_PER_MAIL, MAX_INVITED_BOARDS_PER_DAY
+from pbm.service.handlers import MAX_BOARDS_PER_MAIL, MAX_INVITATIONS_PER_DAY, MAX_INVITED_BOARDS_PER_DAY
 from pbm.service.letters import MAX_ANSWERS_PER_MAIL
 
 from .conftest import body
@@ -145,3 +145,20 @@ def test_an_address_over_its_hourly_mails_asks_no_stranger(low_limits, players, 
     assert result.status == "rejected"
     assert result.error.startswith(f"You sent more than {ANSWERS_PER_HOUR} mails in the last hour; try again later.")
     assert outbox.to(stranger) == []
+
+
+def test_one_account_invites_a_few_strangers_a_day(players, outbox):
+    """One invitation a mail, but not one with every mail: a player invites at most so
+    many addresses a day that have not answered; a further challenge to one of them,
+    and to a player with an account, still starts a board."""
+    results = [players.send(ALICE, f"greatkingdom challenge alice stranger{n}@elsewhere.test")
+               for n in range(MAX_INVITATIONS_PER_DAY + 1)]
+    assert [r.status for r in results] == ["applied"] * MAX_INVITATIONS_PER_DAY + ["rejected"]
+    assert results[-1].error.startswith(f"alice has invited {MAX_INVITATIONS_PER_DAY} new players in the last day "
+                                        "who have not answered yet, the most allowed; try again tomorrow.")
+    reached = {m["To"].addresses[0].addr_spec for m in outbox.all() if m["To"].addresses[0].domain == "elsewhere.test"}
+    assert len(reached) == MAX_INVITATIONS_PER_DAY
+    assert players.send(ALICE, "greatkingdom challenge alice stranger0@elsewhere.test").status == "applied"
+    assert players.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
+    players.send("stranger1@elsewhere.test", "signup carol carolpw")  # one has answered: room for another
+    assert players.send(ALICE, "greatkingdom challenge alice late@elsewhere.test").status == "applied"

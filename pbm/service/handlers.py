@@ -29,6 +29,7 @@ Handler = Callable[[Unit, Command, str], None]
 
 MAX_BOARDS_PER_MAIL = 5
 MAX_INVITED_BOARDS_PER_DAY = 3  # boards an invited address (no account yet) may be seated at, newly, per day
+MAX_INVITATIONS_PER_DAY = 20  # invited addresses (none answered yet) a player may have challenged in a day
 
 
 def help_(unit: Unit, command: Command, comment: str) -> None:
@@ -112,6 +113,11 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
             raise PlayerError(lazy_gettext("%(userid)s has started %(count)s boards in the last hour, the most "
                                            "allowed; try again later.", userid=challenger.userid, count=recent),
                               USAGE["challenge"])
+        if player.invited and _invited_by(unit, challenger, player) >= MAX_INVITATIONS_PER_DAY:
+            raise PlayerError(lazy_gettext("%(userid)s has invited %(count)s new players in the last day who have "
+                                           "not answered yet, the most allowed; try again tomorrow.",
+                                           userid=challenger.userid, count=MAX_INVITATIONS_PER_DAY),
+                              USAGE["challenge"])
         if player.invited and recent >= MAX_INVITED_BOARDS_PER_DAY:
             raise PlayerError(lazy_gettext("%(address)s was invited to %(count)s games in the last day and has not "
                                            "answered yet, the most allowed; try again tomorrow.",
@@ -121,6 +127,17 @@ def _check_board_limits(unit: Unit, challenger: Player, seats: tuple[Player, Pla
             raise PlayerError(lazy_gettext("%(userid)s was seated at %(count)s new boards in the last hour, the most "
                                            "allowed; try again later.", userid=player.userid, count=recent),
                               USAGE["challenge"])
+
+
+def _invited_by(unit: Unit, challenger: Player, invited: Player) -> int:
+    """The other invited players (nobody at their address has answered yet) that
+    ``challenger`` has played new boards against in the last day."""
+    others = select(Player.id).where(Player.invited, Player.id != invited.id)
+    recent = Board.created_at > unit.now - timedelta(days=1)
+    against = select(Board.seat1_id.label("id")).where(recent, Board.seat0_id == challenger.id,
+                                                       Board.seat1_id.in_(others)).union(
+        select(Board.seat0_id.label("id")).where(recent, Board.seat1_id == challenger.id, Board.seat0_id.in_(others)))
+    return unit.session.exec(select(func.count()).select_from(against.subquery())).one()
 
 
 def move(unit: Unit, command: Command, comment: str) -> None:
