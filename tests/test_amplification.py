@@ -162,3 +162,20 @@ def test_one_account_invites_a_few_strangers_a_day(players, outbox):
     assert players.send(ALICE, "greatkingdom challenge alice bob").status == "applied"
     players.send("stranger1@elsewhere.test", "signup carol carolpw")  # one has answered: room for another
     assert players.send(ALICE, "greatkingdom challenge alice late@elsewhere.test").status == "applied"
+
+
+def test_a_long_games_list_lists_the_newest_boards_and_links_the_rest(players, outbox, monkeypatch):
+    """One short mail ("go list") must not be answered with every board the server has."""
+    from pbm.service import queries
+
+    monkeypatch.setattr(queries, "LISTED_BOARDS", 3)  # the mail's limit, small enough to reach quickly
+    players.send(ALICE, "multiple", "greatkingdom challenge alice bob\n" * 5)  # boards 101 to 105
+    players.send("watcher@players.test", "greatkingdom games alice")
+    listed = body(outbox.to("watcher@players.test")[-1])
+    assert [n for n in range(101, 106) if f"  {n}  " in f" {listed}"] == [103, 104, 105]
+    assert "The 2 oldest boards are left out here; all of them are listed at" in " ".join(listed.split())
+    assert "http://pbm.test/?game=greatkingdom&player=alice" in listed
+    players.send("watcher@players.test", "list")  # every board of every game: the same limit
+    listed = body(outbox.to("watcher@players.test")[-1])
+    assert [n for n in range(101, 106) if f"  {n}  " in f" {listed}"] == [103, 104, 105]
+    assert "http://pbm.test/\n" in listed + "\n"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from functools import partial
+from urllib.parse import urlencode
 
-from sqlalchemy import or_
+from sqlalchemy import and_, func, or_
 from sqlmodel import select
 
 from ..boardview import BoardView, load_players, load_records, player_name
@@ -36,6 +37,7 @@ def _no_such_move(board: Board, number: int, usage: str) -> PlayerError:
 
 HISTORY_MOVES = 300  # moves a history mail lists (the last ones); the web record has them all
 HISTORY_COMMENT = 500  # characters of each comment in a history mail
+LISTED_BOARDS = 300  # boards a games mail lists (the newest); the status page has them all
 
 
 def show(unit: Unit, command: Command, comment: str) -> None:
@@ -108,9 +110,9 @@ def games(unit: Unit, command: Command, comment: str) -> None:
     """The boards of a game (or of every game), of a player, active or where they are to
     move; the list is written in its reader's language."""
     s = unit.session
-    query = select(Board).order_by(Board.id)
+    matching = []
     if command.game:
-        query = query.where(Board.game == command.game)
+        matching.append(Board.game == command.game)
     player = None
     if command.userid:
         player = s.exec(select(Player).where(Player.userid == command.userid)).first()
@@ -121,22 +123,27 @@ def games(unit: Unit, command: Command, comment: str) -> None:
         if player is None:
             raise PlayerError(lazy_gettext("There is no player called %(name)s.", name=as_typed(command.userid)),
                               USAGE[command.verb])
-        query = query.where(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
+        matching.append(or_(Board.seat0_id == player.id, Board.seat1_id == player.id))
     which = command.args[0] if command.args else "all"
     if which != "all":
-        query = query.where(Board.status == "active")
-    boards = s.exec(query).all()
+        matching.append(Board.status == "active")
     if which == "next":  # to move, or one of both who may act (Go's scoring)
-        boards = [b for b in boards if b.to_move is not None and b.player_id(b.to_move) == player.id
-                  or b.to_move is None and player.id in (b.seat0_id, b.seat1_id)]
+        matching.append(or_(and_(Board.to_move == 0, Board.seat0_id == player.id),
+                            and_(Board.to_move == 1, Board.seat1_id == player.id), Board.to_move.is_(None)))
+    count = s.exec(select(func.count()).select_from(Board).where(*matching)).one()
+    # the newest LISTED_BOARDS, in the order of their numbers
+    boards = s.exec(select(Board).where(*matching).order_by(Board.id.desc()).limit(LISTED_BOARDS)).all()[::-1]
     names = {p.id: player_name(p) for p in s.exec(select(Player).where(Player.id.in_(
         {b.seat0_id for b in boards} | {b.seat1_id for b in boards}))).all()} if boards else {}
     rows = [(b.id, b.game, names[b.seat0_id], names[b.seat1_id], b.move_count,
              names[b.player_id(b.to_move)] if b.to_move is not None else None, b.status) for b in boards]
     title = partial(_games_title, get_game(command.game).title if command.game else None,
                     player.userid if player else None, which)
+    shown = {"game": command.game, "player": player.userid if player else None}  # the status page's filters
+    query = urlencode({key: value for key, value in shown.items() if value})
     letters.send(unit, unit.mail.sender, "games", title=LazyText(title),
-                 lines=[LazyText(partial(_games_line, *row)) for row in rows])
+                 lines=[LazyText(partial(_games_line, *row)) for row in rows], left_out=count - len(boards),
+                 everything=unit.settings.base_url + "/" + (f"?{query}" if query else ""))
 
 
 def _games_title(game: str | None, userid: str | None, which: str) -> str:
