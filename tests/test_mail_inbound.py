@@ -59,6 +59,24 @@ def test_non_utf8_charset_is_decoded():
     assert parse_mail(raw).body.strip() == "Déjà vu"
 
 
+@pytest.mark.parametrize("charset", ["iso-8859-1", "ISO_8859-1", "latin1", "us-ascii", None])
+def test_windows_1252_text_under_a_latin1_or_ascii_label_is_read_as_written(charset):
+    """Outlook and other Windows programs label their text ISO-8859-1 or US-ASCII (or
+    not at all) and write Windows-1252: curly quotes, dashes and the euro sign are the
+    bytes 0x80-0x9f, control characters in ISO-8859-1. Read as browsers read them."""
+    label = f"Content-Type: text/plain; charset={charset}\n" if charset else ""
+    raw = (f"From: dave@players.test\nSubject: Re: Go Board 101 bob\n{label}Content-Transfer-Encoding: 8bit\n\n"
+           "\u201cD6\u201d\nIt\u2019s a bold move \u2013 5 \u20ac, d\u00e9j\u00e0 vu\n").encode("cp1252")
+    assert parse_mail(raw).body == "\u201cD6\u201d\nIt\u2019s a bold move \u2013 5 \u20ac, d\u00e9j\u00e0 vu\n"
+
+
+@pytest.mark.parametrize("charset", ["us-ascii", None])
+def test_utf8_text_under_an_ascii_label_or_none_is_read_as_utf8(charset):
+    label = f"Content-Type: text/plain; charset={charset}\n" if charset else ""
+    raw = f"From: dave@players.test\nSubject: hello\n{label}\nGr\u00fc\u00dfe \U0001F600\n".encode()
+    assert parse_mail(raw).body == "Gr\u00fc\u00dfe \U0001F600\n"
+
+
 def test_a_lying_charset_does_not_crash():
     raw = b"From: eve@players.test\nSubject: x\nContent-Type: text/plain; charset=no-such-charset\n\nD4 \xff\n"
     assert parse_mail(raw).body.startswith("D4")

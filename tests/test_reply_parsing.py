@@ -5,6 +5,7 @@ Outlook, Apple Mail and Thunderbird write them, in English, German and
 French, plain text and HTML; beside each ``.eml`` is the expected visible
 text (``.txt``)."""
 
+import quopri
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,27 @@ def test_html_text_is_bounded():
     assert len(html_to_text("<p>word</p>" * 100_000, limit=1_000)) < 1_100
     cut = html_to_text("<p>" + "long " * 50_000, limit=1_000)  # one paragraph over the limit is cut
     assert cut.startswith("long " * 199) and len(cut) == 1_001
+
+
+def _reply_to(outbox, player: str) -> str:
+    return [m for m in outbox.to(player) if m["Reply-To"]][-1]["Reply-To"].addresses[0].addr_spec
+
+
+def test_an_outlook_reply_labelled_latin1_plays_its_move_in_curly_quotes(players, outbox):
+    """Outlook labels its text ISO-8859-1 and writes Windows-1252: the curly quotes
+    around the move and the dash and euro sign in the comment arrive as written."""
+    players.send("alice@players.test", "go challenge alice bob")
+    players.send("alice@players.test", "go move 101 alice alicepw E5")
+    text = ("\u201cD6\u201d\r\nIt\u2019s a bold move \u2013 5 \u20ac on it\r\n\r\n-----Original Message-----\r\n"
+            "From: pbm <pbm@pbm.test>\r\nSent: Thursday, December 3, 2026 10:00 AM\r\nSubject: Go Board 101 bob\r\n\r\n"
+            "Go Board 101: alice (Black) vs bob (White)\r\n")
+    raw = (f"From: Bob <bob@players.test>\r\nTo: {_reply_to(outbox, 'bob@players.test')}\r\n"
+           "Subject: RE: Go Board 101 bob\r\nMessage-ID: <outlook-latin1@players.test>\r\nMIME-Version: 1.0\r\n"
+           'Content-Type: text/plain; charset="iso-8859-1"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n'
+           ).encode() + quopri.encodestring(text.encode("cp1252"))
+    assert players.server.handle_raw(raw).status == "applied"
+    board_mail = outbox.to("alice@players.test")[-1]
+    assert board_mail["Subject"] == "Go Board 101 alice"
+    assert "   2. bob          D6" in body(board_mail)
+    assert "bob says (to the two players only):\n> It\u2019s a bold move \u2013 5 \u20ac on it\n" in body(board_mail)
+    assert "Original Message" not in body(board_mail)

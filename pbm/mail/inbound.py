@@ -23,6 +23,7 @@ carries ``InboundMail.too_large``: the sentence to answer it with.
 
 from __future__ import annotations
 
+import codecs
 import email
 import hashlib
 import secrets
@@ -167,11 +168,26 @@ def _usable_address(address: str) -> bool:
 
 
 def _decode_part(part: Message) -> str:
+    """The part's text. Windows mail programs label text ISO-8859-1 or US-ASCII (or not
+    at all) and write Windows-1252, whose curly quotes, dashes and euro sign (bytes
+    0x80-0x9f) are control characters in ISO-8859-1: such a label is read as browsers
+    read it (WHATWG Encoding), as UTF-8 when the bytes are UTF-8, else as Windows-1252."""
     payload = part.get_payload(decode=True) or b""
-    charset = part.get_content_charset() or "utf-8"
+    charset = part.get_content_charset() or "us-ascii"
     try:
-        return payload.decode(charset, "replace")
-    except (LookupError, UnicodeError):  # an unknown, lying or non-text charset
+        codec = codecs.lookup(charset).name
+    except LookupError:  # an unknown charset
+        codec = "utf-8"
+    if codec in ("ascii", "iso8859-1"):
+        if codec == "ascii":
+            try:
+                return payload.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        codec = "cp1252"
+    try:
+        return payload.decode(codec, "replace")
+    except (LookupError, UnicodeError):  # a lying or non-text charset
         return payload.decode("utf-8", "replace")
 
 
