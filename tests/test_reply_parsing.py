@@ -62,6 +62,25 @@ def test_attributions_separators_and_signatures_end_the_reply(text, expected):
     assert visible_reply(text) == expected
 
 
+@pytest.mark.parametrize("text", [
+    # inline PGP, as Mailvelope and older Enigmail sign a reply: the armor and the signature block go,
+    # and the dash escape of the writer's own signature separator is undone (RFC 4880 7.1)
+    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nD5\nsigned, sealed\n\n- -- \nBob\n"
+    "-----BEGIN PGP SIGNATURE-----\n\niQEzBAEBCAAdFiEEabc\n=x1Yz\n-----END PGP SIGNATURE-----\n",
+    "\r\n-----BEGIN PGP SIGNED MESSAGE-----\r\nHash: SHA512\r\n\r\nD5\r\nsigned, sealed\r\n\r\n"
+    "On Sun, Nov 29, 2026 at 10:00 AM pbm <pbm@pbm.test> wrote:\r\n> old\r\n-----BEGIN PGP SIGNATURE-----\r\n"
+    "\r\niQEzBAEBCAAdFiEEabc\r\n-----END PGP SIGNATURE-----\r\n",
+])
+def test_a_clearsigned_reply_is_read_without_its_armor(text):
+    assert visible_reply(text) == "D5\nsigned, sealed"
+
+
+def test_a_dash_escaped_line_of_a_clearsigned_reply_is_read_as_written():
+    text = ("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nD5\n- - first this\n- - then that\n"
+            "-----BEGIN PGP SIGNATURE-----\niQ\n-----END PGP SIGNATURE-----\n")
+    assert visible_reply(text) == "D5\n- first this\n- then that"
+
+
 def test_quote_above_and_below_is_dropped_and_blank_runs_collapse():
     assert visible_reply("> old\n> board\n\n\n\npass\n\n\n\nthanks\n> more") == "pass\n\nthanks"
 
@@ -146,3 +165,16 @@ def test_an_outlook_reply_labelled_latin1_plays_its_move_in_curly_quotes(players
     assert "   2. bob          D6" in body(board_mail)
     assert "bob says (to the two players only):\n> It\u2019s a bold move \u2013 5 \u20ac on it\n" in body(board_mail)
     assert "Original Message" not in body(board_mail)
+
+
+def test_a_clearsigned_reply_plays_its_move(players, outbox):
+    players.send("alice@players.test", "go challenge alice bob")
+    players.send("alice@players.test", "go move 101 alice alicepw E5")
+    text = ("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nD6\nsigned, sealed\n"
+            "-----BEGIN PGP SIGNATURE-----\n\niQEzBAEBCAAdFiEEabc\n-----END PGP SIGNATURE-----\n")
+    players.send("bob@players.test", "Re: Go Board 101 bob", text, to=_reply_to(outbox, "bob@players.test"))
+    board_mail = outbox.to("alice@players.test")[-1]
+    assert board_mail["Subject"] == "Go Board 101 alice"
+    assert "   2. bob          D6" in body(board_mail)
+    assert "bob says (to the two players only):\n> signed, sealed\n\n" in body(board_mail)
+    assert "PGP" not in body(board_mail)

@@ -21,11 +21,33 @@ _SIGNATURE = re.compile(r"^(?:--|sent from my .{1,60}|von meinem .{1,60} gesende
 _STAND_IN = "\ue000"  # a private-use character: marks a long line hidden from the reply parser
 
 
+_PGP_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
+_PGP_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+
+
+def _without_pgp_armor(lines: list[str]) -> list[str]:
+    """Clearsigned text (inline PGP, RFC 4880 7, as Mailvelope and older Enigmail
+    sign a reply) as its writer wrote it: the armor line and its headers (``Hash:``),
+    the signature block and what follows it removed, dash escapes (``- --``) undone."""
+    start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    if start == len(lines) or lines[start].strip() != _PGP_SIGNED:
+        return lines
+    text = start + 1
+    while text < len(lines) and lines[text].strip():  # the armor headers, up to a blank line
+        text += 1
+    kept = []
+    for line in lines[text + 1:]:
+        if line.strip() == _PGP_SIGNATURE:
+            break
+        kept.append(line[2:] if line.startswith("- ") else line)
+    return kept
+
+
 def _unquoted_lines(body: str) -> list[str]:
     """The lines that are not quoted, blank runs collapsed, up to MAX_REPLY_CHARS in all."""
     lines: list[str] = []
     size = 0
-    for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    for line in _without_pgp_armor(body[:MAX_BODY_CHARS].replace("\r\n", "\n").replace("\r", "\n").split("\n")):
         line = line.rstrip().replace(_STAND_IN, "\ufffd")
         if line.lstrip().startswith(">") or (not line and (not lines or not lines[-1])):
             continue
