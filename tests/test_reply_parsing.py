@@ -51,6 +51,19 @@ def test_sample_reply_is_read_as_its_writer_wrote_it(sample):
     ("D5\nok\n\nVon meinem iPhone gesendet", "D5\nok"),
     ("D5\nok\n\nEnvoyé de mon iPad", "D5\nok"),
     ("D5\nok\n\nGet Outlook for Android<https://aka.ms/AAb9ysg>", "D5\nok"),
+    # the default signatures of phone and web mail programs
+    ("D5\nok\n\nVon meinem Samsung Galaxy Smartphone gesendet.", "D5\nok"),
+    ("D5\nok\n\nSent from Yahoo Mail on Android", "D5\nok"),
+    ("D5\nok\n\nSent from Yahoo Mail for iPhone", "D5\nok"),
+    ("D5\nok\n\nSent from Mail for Windows", "D5\nok"),
+    ("D5\nok\n\nSent from Outlook", "D5\nok"),
+    ("D5\nok\n\nSent with Proton Mail secure email.", "D5\nok"),
+    ("D5\nok\n\nGesendet mit der GMX Mail App", "D5\nok"),
+    ("D5\nok\n\nGesendet mit der WEB.DE Mail App", "D5\nok"),
+    ("D5\nok\n\nDiese Nachricht wurde von meinem Android-Mobiltelefon mit GMX Mail gesendet.", "D5\nok"),
+    ("D5\nok\n\nEnvoyé à partir de Outlook pour Android", "D5\nok"),
+    # a comment that says where it was sent from stays
+    ("D5\nSent from the train, more tonight", "D5\nSent from the train, more tonight"),
     # a reply written below the quote keeps its words
     ("On Sun, Nov 29, 2026 at 10:00 AM pbm wrote:\n> board\n\nD5\nok", "D5\nok"),
     # lists and ordinary words are no signature

@@ -11,13 +11,17 @@ from mailparser_reply.parser import EmailMessage as ReplyText
 from .inbound import MAX_BODY_CHARS, MAX_PARSED_LINE, MAX_REPLY_CHARS, REPLY_LANGUAGES
 
 # What the reply parser misses: wrapped or French attributions, Outlook's and
-# Gmail's separator lines in German and French, and phone signatures.
+# Gmail's separator lines in German and French, and the default signatures of phone
+# and web mail programs.
 _ATTRIBUTION = re.compile(r"^(?:On|Am|Le)\s.{0,300}?(?:wrote|schrieb|a\s+écrit)\s*:$", re.I)
 _SEPARATOR = re.compile(r"^_{20,}$|^-{3,}\s*(?:original message|forwarded message|ursprüngliche nachricht|"
                         r"weitergeleitete nachricht|message d'origine|message transféré)\s*-{3,}$", re.I)
-_SIGNATURE = re.compile(r"^(?:--|sent from my .{1,60}|von meinem .{1,60} gesendet|gesendet von meinem .{1,60}|"
+_SIGNATURE = re.compile(r"^(?:--|sent from my .{1,60}|von meinem .{1,60} gesendet\.?|gesendet von meinem .{1,60}|"
                         r"gesendet von outlook.{0,80}|envoyé de mon .{1,60}|envoyé depuis mon .{1,60}|"
-                        r"get outlook for .{1,80}|outlook für .{1,60} beziehen.*|obtenir outlook pour .{1,80})$", re.I)
+                        r"get outlook for .{1,80}|outlook für .{1,60} beziehen.*|obtenir outlook pour .{1,80}|"
+                        r"sent from (?:yahoo mail|mail for windows|outlook|proton mail)\b.{0,60}|"
+                        r"sent with proton mail.{0,60}|gesendet mit der .{1,40} app|"
+                        r"diese nachricht wurde von meinem .{1,80} gesendet\.?|envoyé à partir de outlook.{0,60})$", re.I)
 _STAND_IN = "\ue000"  # a private-use character: marks a long line hidden from the reply parser
 
 
