@@ -191,3 +191,30 @@ def test_a_clearsigned_reply_plays_its_move(players, outbox):
     assert "   2. bob          D6" in body(board_mail)
     assert "bob says (to the two players only):\n> signed, sealed\n\n" in body(board_mail)
     assert "PGP" not in body(board_mail)
+
+
+@pytest.mark.parametrize("content", [
+    'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n'
+    "Content-Transfer-Encoding: base64\r\n\r\nMIAGCSqGSIb3DQEHA6CAMIACAQAxggFHMIIBQwIBADArMB4xHDAaBgNV\r\n",
+    'Content-Type: application/pkcs7-mime; smime-type=signed-data; name="smime.p7m"\r\n'
+    "Content-Transfer-Encoding: base64\r\n\r\nMIAGCSqGSIb3DQEHAqCAMIACAQExDzANBglghkgBZQMEAgEFADCA\r\n",
+    'Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="b"\r\n\r\n'
+    "--b\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n\r\n--b\r\n"
+    'Content-Type: application/octet-stream; name="encrypted.asc"\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\nhQEMA\r\n'
+    "-----END PGP MESSAGE-----\r\n--b--\r\n",
+], ids=["smime-encrypted", "smime-opaque-signed", "pgp-encrypted"])
+def test_an_encrypted_reply_is_told_that_it_cannot_be_read(players, outbox, content):
+    """The server holds no key: the player is told why their move was not read,
+    not that they wrote none."""
+    players.send("alice@players.test", "go challenge alice bob")
+    players.send("alice@players.test", "go move 101 alice alicepw E5")
+    outbox.new()
+    raw = (f"From: Bob <bob@players.test>\r\nTo: {_reply_to(outbox, 'bob@players.test')}\r\n"
+           "Subject: Re: Go Board 101 bob\r\nMessage-ID: <sealed@players.test>\r\nMIME-Version: 1.0\r\n" + content).encode()
+    result = players.server.handle_raw(raw)
+    assert result.status == "rejected"
+    [error_mail] = outbox.new()
+    assert error_mail["To"].addresses[0].addr_spec == "bob@players.test"
+    assert ("Your mail is encrypted or signed as a whole (S/MIME or PGP), and the server cannot read such a mail."
+            in " ".join(body(error_mail).split()))
+    assert "holds no move" not in body(error_mail)

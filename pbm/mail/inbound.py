@@ -72,6 +72,7 @@ class InboundMail:
     recipients: list[str] = field(default_factory=list)
     automatic: str | None = None  # why this is an auto-reply or bounce, if it is one
     too_large: LazyText | None = None  # the sentence to answer a mail too large to read with, else None
+    sealed: bool = False  # encrypted or signed as a whole (S/MIME, PGP), with no text to read
 
     @property
     def is_reply_subject(self) -> bool:
@@ -235,6 +236,10 @@ def _text_part(message: Message) -> Message | None:
     return html
 
 
+# The parts that hold a whole mail encrypted, or signed with the text inside the signature.
+_SEALED = {"multipart/encrypted", "application/pkcs7-mime", "application/x-pkcs7-mime"}
+
+
 def _split_head(raw: bytes) -> tuple[bytes, bytes]:
     """The header section and the body of raw bytes (the body may be empty)."""
     ends = [i for i in (raw.find(b"\n\n"), raw.find(b"\n\r\n")) if i >= 0]
@@ -278,7 +283,7 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     subject, long_subject = _header(message, "Subject", MAX_COMMAND_LINE)
     if long_subject:
         too_large.append(lazy_gettext("its subject is over %(count)s characters", count=number(MAX_COMMAND_LINE)))
-    text = ""
+    text, sealed = "", False
     part = _text_part(message)
     if part is not None:
         text = _decode_part(part)
@@ -287,6 +292,8 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         text = _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
         if str(part.get_param("format", "")).lower() == "flowed":
             text = _unflowed(text, str(part.get_param("delsp", "")).lower() == "yes")
+    elif any(p.get_content_type() in _SEALED for p in message.walk()):
+        sealed = True
     elif len(body) > MAX_MIME_BYTES:
         too_large.append(lazy_gettext("its text is not within its first %(size)s KiB", size=number(MAX_MIME_BYTES // 1024)))
     if len(text) > MAX_BODY_CHARS:
@@ -304,6 +311,7 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         recipients=recipients,
         automatic=automatic_reason(message, sender),
         too_large=_too_large(too_large) if too_large else None,
+        sealed=sealed,
     )
 
 
