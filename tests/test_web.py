@@ -327,6 +327,23 @@ def test_a_failure_on_a_request_whose_host_is_no_host_name_is_a_plain_503(app, c
     assert answer.get_data(as_text=True) == "The server failed; try again later.\n"
 
 
+@pytest.mark.parametrize("path", ["/play/{bob}", "/play/{bob}/live", "/join/{bob}"])
+def test_a_failure_on_a_private_page_logs_its_address_without_the_secret(app, client, server, game, caplog, path):
+    """The log says where the server failed, but not the private link's secret: a play
+    page's token is also its seat's reply tag, as the access log knows (gunicorn.conf)."""
+    bob = token(server, 1)
+
+    @app.before_request
+    def fail():
+        raise RuntimeError("a failure of the server's own")
+
+    answer = client.get(path.format(bob=bob))
+    assert answer.status_code == 503
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert path.format(bob="...") in logged
+    assert bob not in logged and bob not in caplog.text
+
+
 def test_a_malformed_move_number_in_the_form_is_refused_not_ignored(client, server, game):
     bob = token(server, 1)
     for number in ("abc", "-1", "9" * 50, "2.0"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -207,10 +208,25 @@ def script_texts() -> dict:
     }
 
 
+PRIVATE_LINK = re.compile(r"(/(?:play|join)/)[^/?\s]+")  # as deploy/gunicorn.conf.py hides them
+
+
+def logged_path(path: str) -> str:
+    """``path`` as a log may show it: a private link's secret (``/play/<token>``, which is
+    also its seat's reply tag; ``/join/<invite>``) left out."""
+    return PRIVATE_LINK.sub(r"\1...", path)
+
+
+class App(Flask):
+    def log_exception(self, exc_info) -> None:
+        """Flask's record of a failure, without a private link's secret in the path."""
+        self.logger.error("Exception on %s [%s]", logged_path(request.path), request.method, exc_info=exc_info)
+
+
 def create_app(overrides: dict | None = None) -> Flask:
     """Build the application; settings in ``overrides`` win over the environment."""
     settings = load_settings(overrides)
-    app = Flask(__name__)
+    app = App(__name__)
     app.config.update(
         SECRET_KEY=_secret_key(settings),
         # The whole request may hold a 10 MB mail plus its form encoding.
@@ -280,7 +296,7 @@ def create_app(overrides: dict | None = None) -> Flask:
 
     @app.errorhandler(500)
     def server_error(error):
-        app.logger.error("internal error on %s", request.path)
+        app.logger.error("internal error on %s", logged_path(request.path))
         if wants_json():
             return jsonify(status="error", error="The server failed; try again later."), 503
         message = _("The server failed; try again later.")
