@@ -5,6 +5,7 @@ schema, the addresses they listen on). ``pbm.cli`` parses the command line."""
 from __future__ import annotations
 
 import errno
+import logging
 import signal
 import sys
 import threading
@@ -23,7 +24,9 @@ def cmd_serve(args) -> int:
 
     from . import scheduler, serving
     from .service import Service
-    from .web import create_app
+    from .web import PrivateLinksHidden, create_app
+
+    logging.getLogger("waitress").addFilter(PrivateLinksHidden())
 
     configured = load_settings()
     # Links in mails point at this server unless base_url is set (PBM_BASE_URL or a settings file).

@@ -145,6 +145,32 @@ def open_a_board(base: str) -> None:
         urllib.request.urlopen(request, timeout=30).read()
 
 
+def test_serve_logs_a_closed_live_play_page_without_its_token(env, tmp_path):
+    """waitress says at INFO when a client leaves while served, naming the path: a live
+    play page that is closed is one, and its token is also its seat's reply tag."""
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    port, log = free_port(), tmp_path / "serve.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--no-scheduler"],
+                                   env={**env, "PBM_LOG_LEVEL": "INFO"}, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=2), "pbm serve to start")
+        open_a_board(base)
+        with sqlite3.connect(tmp_path / "instance" / "pbm.sqlite3") as db:
+            token = db.execute("SELECT token1 FROM board WHERE id = 101").fetchone()[0]
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as page:  # the page opens, then closes
+            page.sendall(f"GET /play/{token}/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            assert page.recv(100).startswith(b"HTTP/1.1 200")
+        wait_until(lambda: b"Client disconnected while serving" in log.read_bytes(), "waitress to notice it")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    logged = log.read_text()
+    assert "Client disconnected while serving /play/.../events" in logged
+    assert token not in logged
+
+
 def test_serve_links_to_its_own_port_refuses_a_busy_port_and_stops_quietly(env, tmp_path):
     assert pbm("db", "upgrade", env=env).returncode == 0
     env = {k: v for k, v in env.items() if k != "PBM_BASE_URL"}

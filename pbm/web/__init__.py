@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import secrets
@@ -215,6 +216,15 @@ def logged_path(path: str) -> str:
     """``path`` as a log may show it: a private link's secret (``/play/<token>``, which is
     also its seat's reply tag; ``/join/<invite>``) left out."""
     return PRIVATE_LINK.sub(r"\1...", path)
+
+
+class PrivateLinksHidden(logging.Filter):
+    """A log record of the WSGI server (waitress names the path of a client that left
+    while served: every live play page closed) without a private link's secret."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = logged_path(record.getMessage()), None
+        return True
 
 
 class App(Flask):
