@@ -218,3 +218,17 @@ def test_an_encrypted_reply_is_told_that_it_cannot_be_read(players, outbox, cont
     assert ("Your mail is encrypted or signed as a whole (S/MIME or PGP), and the server cannot read such a mail."
             in " ".join(body(error_mail).split()))
     assert "holds no move" not in body(error_mail)
+
+
+def test_an_encrypted_mail_with_its_command_in_the_subject_is_answered(players, outbox):
+    """The Subject is never encrypted: a command there is read as ever, whatever the body holds."""
+    players.send("alice@players.test", "go challenge alice bob")
+    outbox.new()
+    raw = ("From: Bob <bob@players.test>\r\nTo: pbm@pbm.test\r\nSubject: go show 101\r\n"
+           "Message-ID: <sealed-subject@players.test>\r\nMIME-Version: 1.0\r\n"
+           'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n'
+           "Content-Transfer-Encoding: base64\r\n\r\nMIAGCSqGSIb3DQEHA6CAMIACAQAxggFHMIIBQwIBADArMB4xHDAaBgNV\r\n").encode()
+    result = players.server.handle_raw(raw)
+    assert result.status == "applied"
+    [board_mail] = outbox.new()
+    assert board_mail["Subject"] == "Go Board 101 alice"

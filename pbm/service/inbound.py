@@ -91,14 +91,14 @@ def read(mail: InboundMail, settings: Settings) -> Request:
     """The command lines of ``mail`` (no database needed)."""
     if mail.too_large:
         return Request(None, refusal=PlayerError(mail.too_large, lazy_gettext("the command in a short plain mail")))
-    if mail.sealed:
+    subject = mail.subject.strip()
+    if mail.sealed and (not subject or mail.is_reply_subject or is_multiple(subject)):  # the body was to be read
         return Request(None, refusal=PlayerError(
             lazy_gettext("Your mail is encrypted or signed as a whole (S/MIME or PGP), and the server cannot read such "
                          "a mail."),
             lazy_gettext("the same mail unencrypted (a signature attached beside the text is fine)")))
     body = visible_reply(mail.body, base_url=settings.base_url, server_address=settings.server_address)
     tag = find_reply_tag(mail.recipients, settings.server_local_part)
-    subject = mail.subject.strip()
     if tag is not None:
         line, comment = split_command(body)
         if not line and not mail.is_reply_subject:
