@@ -124,6 +124,12 @@ def test_standings_by_mail_and_on_the_page_sorted_by_rating(server, players, out
     assert "No rated Go games yet." in empty
 
 
+def test_a_game_name_in_capitals_finds_its_standings(players, outbox, client):
+    """Game names are read without regard to case in mail; the page's address too."""
+    page = client.get("/standings/GreatKingdom")
+    assert page.status_code == 308 and page.headers["Location"].endswith("/standings/greatkingdom")
+
+
 def test_an_unknown_game_has_no_standings(players, outbox, client):
     missing = client.get("/standings/chess")
     assert missing.status_code == 404

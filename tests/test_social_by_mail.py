@@ -196,6 +196,9 @@ def test_a_message_goes_to_at_most_ten_players(players, outbox):
     assert "A message may go to at most 10 players; this one names 11." in text(outbox.new()[-1])
     assert players.send(ALICE, "message alice alicepw nobody", "hi").status == "rejected"
     assert "There is no player called nobody. Nobody got the message." in text(outbox.new()[-1])
+    assert players.send(ALICE, "message alice alicepw computer", "hi").status == "rejected"
+    assert "computer is the server's own player and reads no messages. Nobody got the message." in \
+        text(outbox.new()[-1])
 
 
 # Vacation

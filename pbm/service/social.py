@@ -31,6 +31,7 @@ from ..i18n import LazyText, lazy_gettext, number
 from ..models import Board, Chat, Player, Subscription, Vacation
 from . import accounts, boards, letters
 from .errors import PlayerError
+from .computer import USERID as COMPUTER
 from .unit import Unit
 
 MAX_WATCHERS = 50  # watchers of one board, and all-boards subscribers of one game
@@ -192,7 +193,9 @@ def message(unit: Unit, command: Command, comment: str) -> None:
     recipients, missing = [], []
     for name in names:
         found = accounts.by_userid(unit.session, name)
-        if found is None:
+        if name.lower() == COMPUTER:
+            missing.append(lazy_gettext("%(userid)s is the server's own player and reads no messages.", userid=COMPUTER))
+        elif found is None:
             missing.append(lazy_gettext("There is no player called %(name)s.", name=as_typed(name)))
         elif found.closed_at is not None:
             missing.append(lazy_gettext("%(userid)s has signed off.", userid=found.userid))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, render_template
+from flask import Blueprint, abort, current_app, redirect, render_template, url_for
 
 from ..db import reading
 from ..games import REGISTRY, as_typed, get_game
@@ -20,6 +20,8 @@ def game_title(name: str) -> str:
 
 @bp.get("/standings/<name>")
 def standings(name: str):
+    if name != name.lower() and name.lower() in REGISTRY:  # game names are read without regard to case, as in mail
+        return redirect(url_for("standings.standings", name=name.lower()), 308)
     if name not in REGISTRY:
         abort(404, _("There is no game called \"%(name)s\"; the games are %(games)s.", name=as_typed(name[:40]),
                      games=", ".join(sorted(REGISTRY))))
