@@ -278,3 +278,10 @@ def test_an_account_made_meanwhile_from_the_same_address_is_refused_not_renamed(
     with pytest.raises(PlayerError, match="dave@players.test already belongs to the userid dave."):
         run(server.engine, server.settings, later_signup)
     assert accounts(server)["dave"] == ("dave@players.test", False) and "dave2" not in accounts(server)
+
+
+def test_an_invited_address_with_accents_keeps_its_letters_in_the_userid(players, server):
+    """jürgen@ becomes juergen, josé@ jose: the letters spelled out in ASCII, not dropped (jrgen, jos)."""
+    for address in ("jürgen@players.test", "josé@players.test", "straße@players.test"):
+        assert players.send("alice@players.test", f"go challenge alice {address}").status == "applied", address
+    assert {"juergen", "jose", "strasse"} <= set(accounts(server))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 import secrets
+import unicodedata
 from datetime import timedelta
 
 from sqlalchemy import bindparam
@@ -313,11 +314,23 @@ def resolve(unit: Unit, name: str) -> Player:
     return player
 
 
+_SPELLED_OUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "æ": "ae", "ø": "oe", "å": "aa",
+                              "œ": "oe", "ł": "l", "đ": "d", "þ": "th"})
+
+
+def _in_ascii(text: str) -> str:
+    """``text`` with its letters spelled in ASCII where they can be (jürgen -> juergen,
+    josé -> jose): German's umlauts and a few letters as their languages spell them out,
+    other accents dropped from their letters; what has no such spelling stays as it is."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_SPELLED_OUT))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _invited_userid(session: Session, address: str) -> str:
     """A userid for an invited address, found with one query: the address's local part
     made a userid (``carol``), or when that is taken, the same with a random suffix
     (``carol-3fa9c1``; the unique index on userid catches the one-in-16-million clash)."""
-    base = re.sub(r"[^a-z0-9_.-]", "", address.split("@")[0])[:20] or "player"
+    base = re.sub(r"[^a-z0-9_.-]", "", _in_ascii(address.split("@")[0].lower()))[:20] or "player"
     if not base[0].isalpha():
         base = "p" + base[:19]
     if len(base) < 2:  # a userid has at least two characters
