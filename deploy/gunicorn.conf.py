@@ -40,9 +40,9 @@ accesslog = "-"
 class PrivateLinksHidden(Logger):
     """The access log without the secrets in private links: a play page's token is
     also its seat's reply tag, and an invitation takes a seat (``/play/<token>``,
-    ``/join/<invite>``, and their event streams)."""
+    ``/join/<invite>``, and their event streams; ``/unsubscribe/<token>``)."""
 
-    PRIVATE = re.compile(r"(/(?:play|join)/)[^/?\s]+")
+    PRIVATE = re.compile(r"(/(?:play|join|unsubscribe)/)[^/?\s]+")
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)

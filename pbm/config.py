@@ -13,6 +13,7 @@ import ipaddress
 import math
 import os
 import re
+import secrets
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -315,3 +316,30 @@ def load_settings(overrides: dict | None = None, environ=None) -> Settings:
                        base_url=settings.base_url.rstrip("/"))
     _check_folders(settings, where)
     return settings
+
+
+def secret_key(settings: Settings) -> str:
+    """The key that signs the pages' forms and cookies and the links in mails: the
+    configured one, or one made once and kept under instance/ (every process of the
+    instance reads the same)."""
+    return settings.secret_key or _instance_key(settings.instance_path)
+
+
+def _instance_key(instance_path: str) -> str:
+    """The key made once and kept under ``instance_path``."""
+    path = Path(instance_path) / "secret_key"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Several processes may start at once: the key is written whole under another
+    # name and linked into place, so the first one made wins and every process
+    # reads that one (a reader never sees a half-written file).
+    if not path.exists():
+        draft = path.with_name(f"secret_key.{os.getpid()}.{secrets.token_hex(4)}")
+        draft.write_text(secrets.token_hex(32))
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return path.read_text().strip()

@@ -7,6 +7,7 @@ without JavaScript."""
 from __future__ import annotations
 
 import pytest
+from sqlmodel import select
 
 from pbm.games import REGISTRY
 
@@ -15,6 +16,7 @@ from .browser import (DESKTOP, HAVE_CHROMIUM, PHONE, axe_source, axe_violations,
 from .browser.driving import (by_css, click, focus_board, follow, keys, open_page, shown_move, status, wait_for_move,
                               waiter)
 from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
+from .conftest import make_mail
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Chromium and chromedriver are not installed "
                                 "(Debian packages chromium, chromium-driver; .ci/run installs them)")
@@ -132,15 +134,30 @@ def test_phone_pages_fit_and_nineteen_by_nineteen_plays_by_tap(site, phone):
                         "the page to come back where the player was")
 
 
+def watchers_link(site, board) -> str:
+    """The one-click unsubscribe link of a watcher's mails of ``board`` (carol watches it)."""
+    from pbm.db import reading
+    from pbm.models import Player
+    from pbm.service.unsubscribe import link
+
+    for subject in ("signup carol carolpw", f"go subscribe {board.id} carol carolpw"):
+        assert site.service.handle_raw(make_mail("carol@players.test", subject)).status == "applied"
+    with reading(site.service.engine) as session:
+        carol = session.exec(select(Player).where(Player.userid == "carol")).one()
+    return link(site.service.settings, carol.id, board.id).replace(site.service.settings.base_url, site.base)
+
+
 def test_pages_pass_axe_and_screenshots_at_desktop_width(site, desktop):
     boards = example_boards(site)
     source = axe_source()
-    pages = {"status": site.base + "/", "go-board": boards["go"].url}
+    pages = {"status": site.base + "/", "go-board": boards["go"].url, "unsubscribe": watchers_link(site, boards["go"])}
     pages.update({name: boards[name].play_url(0) for name in GAMES})
     for name, url in pages.items():
         desktop.get(url)
         violations = axe_violations(desktop, source)
         assert violations == [], (name, violations)
+        if name == "unsubscribe":
+            assert by_css(desktop, "main form button").text == "Stop the mails of this board"
         if name in GAMES:
             screenshot(desktop, f"{name}-desktop")
     # The check can fail: a button without a name is a critical violation.

@@ -66,6 +66,43 @@ def test_a_watcher_gets_every_board_mail_without_what_is_the_players_own(players
     assert "Watched by" not in client.get("/games/101").get_data(as_text=True)
 
 
+def test_a_watchers_mail_stops_in_one_click_without_the_password(players, outbox, client):
+    """Whoever gets a watcher's mails can stop them (someone else may have signed the
+    address up and subscribed it): RFC 8058's headers and a link in the text. Opening
+    the link only asks; the page's button, or the mail program's one-click POST, stops
+    the board's mails and nothing else (the all-boards subscription stays)."""
+    sign_up(players, "carol")
+    assert players.send(CAROL, "greatkingdom subscribe carol carolpw all").status == "applied"
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    outbox.new()
+    players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    watched = next(m for m in outbox.new() if to(m) == CAROL)
+    link = watched["List-Unsubscribe"].strip("<>")
+    assert link.startswith("http://pbm.test/unsubscribe/") and watched["List-Unsubscribe-Post"] == \
+        "List-Unsubscribe=One-Click"
+    assert f"or, without the password, open:\n    {link}\n" in body(watched)
+    path = link.removeprefix("http://pbm.test")
+    asked = client.get(path)
+    assert asked.status_code == 200 and "Stop the mails of this board" in asked.get_data(as_text=True)
+    players.send(BOB, "greatkingdom move 101 bob bobpw F6")
+    assert CAROL in [to(m) for m in outbox.new()]  # opening the link stopped nothing
+    done = client.post(path, data={"List-Unsubscribe": "One-Click"})  # as a mail program posts it
+    assert done.status_code == 200 and "You no longer watch this board" in done.get_data(as_text=True)
+    assert client.post(path).status_code == 200  # again: done is done
+    players.send(ALICE, "greatkingdom move 101 alice alicepw C3")
+    assert sorted(to(m) for m in outbox.new()) == [ALICE, BOB]
+    players.send(ALICE, "greatkingdom move 102 alice alicepw D4")
+    assert CAROL in [to(m) for m in outbox.new()]  # the other board still comes
+    # A link the server did not sign stops nothing.
+    forged = path[:-1] + ("0" if path[-1] != "0" else "1")
+    assert client.post(forged).status_code == 404 and client.get(forged).status_code == 404
+    other_board = path.replace("-101-", "-102-")
+    assert client.post(other_board).status_code == 404
+    players.send(BOB, "greatkingdom move 102 bob bobpw C3")
+    assert CAROL in [to(m) for m in outbox.new()]
+
+
 def test_reminders_stay_the_players_own(server, players, outbox):
     sign_up(players, "carol")
     with freeze_time("2026-11-01 12:00:00"):

@@ -764,12 +764,11 @@ def test_processes_starting_together_share_one_web_secret(tmp_path):
     """Workers that start at the same moment must all read the key the first one made."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from pbm.config import load_settings
-    from pbm.web import _secret_key
+    from pbm.config import load_settings, secret_key
 
     settings = load_settings({"instance_path": str(tmp_path / "instance")})
     with ThreadPoolExecutor(8) as pool:
-        keys = set(pool.map(lambda _: _secret_key(settings), range(32)))
+        keys = set(pool.map(lambda _: secret_key(settings), range(32)))
     assert len(keys) == 1 and len(keys.pop()) == 64
     assert sorted(p.name for p in (tmp_path / "instance").iterdir()) == ["secret_key"]
 

@@ -162,8 +162,9 @@ class Composed:
 def compose(settings: Settings, *, to: str, subject: str, body: str, now: datetime,
             auto: str = "auto-replied", reply_to: str | None = None,
             board_id: int | None = None, in_reply_to: str | None = None,
-            attachments: list[tuple[str, str, bytes]] = ()) -> Composed:
-    """Build one outgoing mail. ``attachments`` are (filename, mime type, data).
+            attachments: list[tuple[str, str, bytes]] = (), unsubscribe: str | None = None) -> Composed:
+    """Build one outgoing mail. ``attachments`` are (filename, mime type, data);
+    ``unsubscribe``: the address that stops such mails in one click (RFC 8058).
 
     The bytes are what goes on the wire: a recipient whose domain is
     internationalised but whose local part is ASCII is written with an IDNA
@@ -181,6 +182,8 @@ def compose(settings: Settings, *, to: str, subject: str, body: str, now: dateti
                ("Auto-Submitted", auto)]
     if reply_to:
         headers.append(("Reply-To", reply_to))
+    if unsubscribe:
+        headers += [("List-Unsubscribe", f"<{unsubscribe}>"), ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")]
     references = []
     if board_id is not None:
         references.append(thread_id(settings, board_id))

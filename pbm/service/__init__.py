@@ -24,8 +24,8 @@ from ..config import Settings
 from ..db import make_engine, reading, reading_rows
 from ..mail.inbound import InboundMail, MalformedMail, parse_mail
 from ..command_passwords import redact
-from ..models import InboundMessage, UsedToken, utcnow
-from . import addresses, boards, computer, deadlines, inbound, passwords, rebuild
+from ..models import Board, InboundMessage, Player, UsedToken, utcnow
+from . import addresses, boards, computer, deadlines, inbound, letters, passwords, rebuild, social, unsubscribe
 from .errors import PlayerError, Result, Status
 from .unit import Unit, run
 
@@ -157,6 +157,27 @@ class Service:
                 taken = session.get(UsedToken, token[:100])
             return taken is not None and taken.digest == digest
         return True
+
+    def watched_by_link(self, token: str) -> tuple[int, str, bool] | None:
+        """What a one-click unsubscribe link names (``unsubscribe``): (board, game,
+        whether its watcher watches it now); None for a link this server did not sign,
+        or whose watcher or board is gone."""
+        named = unsubscribe.read(self.settings, token)
+        if named is None:
+            return None
+        with reading(self.engine) as session:
+            player, board = session.get(Player, named[0]), session.get(Board, named[1])
+            if player is None or board is None:
+                return None
+            return board.id, board.game, player in letters.watchers(session, board)
+
+    def stop_watching_by_link(self, token: str) -> bool:
+        """Follow a one-click unsubscribe link: its watcher no longer gets the board's
+        mails (done already is done). False for a link this server did not sign."""
+        named = unsubscribe.read(self.settings, token)
+        if named is None:
+            return False
+        return run(self.engine, self.settings, lambda unit: social.stop_watching(unit, *named)) is not None
 
     def computer_moves(self) -> int:
         """Let the computer move wherever it is to act; returns how many moves it made."""

@@ -30,6 +30,7 @@ from ..models import Board, InboundMessage, Player, PlayerAddress, Subscription
 from . import ratings
 from .errors import PlayerError
 from .unit import Unit
+from .unsubscribe import link as unsubscribe_link
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +68,12 @@ def render(name: str, language: str = i18n.DEFAULT, **context) -> tuple[str, str
 
 def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, reply_to: str | None = None,
          auto: str = "auto-replied", attachments=(), relayed: bool = False, language: str | None = None,
-         **context) -> None:
+         unsubscribe: str | None = None, **context) -> None:
     """Compose template ``name`` for ``to`` and queue it in this unit of work; a
     player without an address (``to`` None) gets no mail. ``relayed``: the mail
     passes a player's words on (chat, message; see ``within_limits``). The mail is
     in ``language``, by default the language of the player whose address (primary
-    or added) ``to`` is."""
+    or added) ``to`` is. ``unsubscribe``: the link that stops such mails (a watcher's)."""
     if to is None or name != "board" and not within_limits(unit, to, stranger=name == "confirm",
                                                             relayed=relayed):
         return
@@ -81,7 +82,8 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
         return
     if language is None:
         language = unit.session.exec(_LANGUAGE_OF, params={"to": to}).first()
-    subject, body = render(name, language or i18n.DEFAULT, settings=unit.settings, board=board, **context)
+    subject, body = render(name, language or i18n.DEFAULT, settings=unit.settings, board=board,
+                           unsubscribe=unsubscribe, **context)
     board_id = board.id if board is not None else None
     answered = unit.mail is not None and to == unit.mail.sender
     mail = compose(unit.settings, to=to, subject=subject, body=body, now=unit.now,
@@ -90,7 +92,7 @@ def send(unit: Unit, to: str | None, name: str, *, board: Board | None = None, r
                    reply_to=reply_to, board_id=board_id,
                    # only the answer to the sender refers to their mail: its Message-ID names their host
                    in_reply_to=unit.mail.message_id if answered else None,
-                   attachments=attachments)
+                   attachments=attachments, unsubscribe=unsubscribe)
     unit.queue(mail, board_id)
 
 
@@ -237,7 +239,7 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
              forced=forced, rated=rated, notes=notes, **said, **footer(view, seat), **context)
     for watcher in watching:
         send(unit, watcher.email, "board", board=board, auto=auto, attachments=record, language=watcher.language,
-             view=view, tail=subject_tail(view), seat=None, player=watcher, occasion=occasion,
+             unsubscribe=unsubscribe_link(unit.settings, watcher.id, board.id), view=view, tail=subject_tail(view), seat=None, player=watcher, occasion=occasion,
              forced=forced, rated=rated, notes=notes, **said, **footer(view, None), **context)
 
 

@@ -75,7 +75,7 @@ def subscribe(unit: Unit, command: Command, comment: str) -> None:
         if len(watching) >= MAX_WATCHERS:
             raise PlayerError(lazy_gettext("Board %(board)s has %(count)s watchers already, the most allowed.",
                                            board=board.id, count=MAX_WATCHERS), USAGE["show"])  # look now and then
-        _choose(unit, player, board, watching=True)
+        choose(unit, player, board, watching=True)
     _tell(unit, player, command, watching=True)
 
 
@@ -95,7 +95,7 @@ def unsubscribe(unit: Unit, command: Command, comment: str) -> None:
         if player not in letters.watchers(unit.session, board):
             raise PlayerError(lazy_gettext("%(userid)s does not watch board %(board)s.", userid=player.userid,
                                            board=board.id), USAGE["subscribe"])
-        _choose(unit, player, board, watching=False)
+        choose(unit, player, board, watching=False)
     _tell(unit, player, command, watching=False)
 
 
@@ -104,7 +104,7 @@ def _all_boards(unit: Unit, player: Player, game: str) -> Subscription | None:
         Subscription.player_id == player.id, Subscription.game == game, Subscription.board_id.is_(None))).first()
 
 
-def _choose(unit: Unit, player: Player, board: Board, *, watching: bool) -> None:
+def choose(unit: Unit, player: Player, board: Board, *, watching: bool) -> None:
     """Record the player's choice for one board (an all-boards subscription is kept);
     the board's pages show the new count of watchers."""
     row = unit.session.exec(select(Subscription).where(
@@ -114,6 +114,18 @@ def _choose(unit: Unit, player: Player, board: Board, *, watching: bool) -> None
     row.watching = watching
     unit.session.add(row)
     unit.board_changed(board)
+
+
+def stop_watching(unit: Unit, player_id: int, board_id: int) -> Board | None:
+    """The watcher no longer gets the board's mails (an all-boards subscription stays,
+    this board left out of it); nothing to do when they do not watch it now. The
+    board, or None when it or the watcher is gone."""
+    board, player = unit.session.get(Board, board_id), unit.session.get(Player, player_id)
+    if board is None or player is None:
+        return None
+    if player in letters.watchers(unit.session, board):
+        choose(unit, player, board, watching=False)
+    return board
 
 
 def watching_ends(unit: Unit, player: Player, game: str | None = None) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
-import secrets
 from pathlib import Path
 
 from flask import Flask, Response, abort, current_app, g, jsonify, render_template, request, url_for
@@ -16,34 +14,12 @@ from werkzeug.exceptions import BadHost, HTTPException
 
 from .. import i18n
 from ..gamewords import game_sentence, speaks_current_language
-from ..config import load_settings
+from ..config import load_settings, secret_key
 from ..i18n import N_
 from ..i18n import gettext as _
 from ..service import Service
 
 LANGUAGE_NAMES = {"en": "English", "de": "Deutsch"}
-
-
-def _secret_key(settings) -> str:
-    """The configured key, or one made once and kept under instance/."""
-    if settings.secret_key:
-        return settings.secret_key
-    path = Path(settings.instance_path) / "secret_key"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Several processes may start at once: the key is written whole under another
-    # name and linked into place, so the first one made wins and every process
-    # reads that one (a reader never sees a half-written file).
-    if not path.exists():
-        draft = path.with_name(f"secret_key.{os.getpid()}.{secrets.token_hex(4)}")
-        draft.write_text(secrets.token_hex(32))
-        draft.chmod(0o600)
-        try:
-            os.link(draft, path)
-        except FileExistsError:
-            pass
-        finally:
-            draft.unlink()
-    return path.read_text().strip()
 
 
 # Scripts and styles only from this server: no inline script, no inline style
@@ -209,12 +185,12 @@ def script_texts() -> dict:
     }
 
 
-PRIVATE_LINK = re.compile(r"(/(?:play|join)/)[^/?\s]+")  # as deploy/gunicorn.conf.py hides them
+PRIVATE_LINK = re.compile(r"(/(?:play|join|unsubscribe)/)[^/?\s]+")  # as deploy/gunicorn.conf.py hides them
 
 
 def logged_path(path: str) -> str:
     """``path`` as a log may show it: a private link's secret (``/play/<token>``, which is
-    also its seat's reply tag; ``/join/<invite>``) left out."""
+    also its seat's reply tag; ``/join/<invite>``, ``/unsubscribe/<token>``) left out."""
     return PRIVATE_LINK.sub(r"\1...", path)
 
 
@@ -238,7 +214,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     settings = load_settings(overrides)
     app = App(__name__)
     app.config.update(
-        SECRET_KEY=_secret_key(settings),
+        SECRET_KEY=secret_key(settings),
         # The whole request may hold a 10 MB mail plus its form encoding.
         MAX_CONTENT_LENGTH=settings.max_message_bytes + 256 * 1024,
         PBM_SETTINGS=settings,
@@ -256,8 +232,9 @@ def create_app(overrides: dict | None = None) -> Flask:
     from .play import bp as play_bp
     from .rooms import bp as rooms_bp
     from .standings import bp as standings_bp
+    from .unsubscribe import bp as unsubscribe_bp
 
-    for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp, standings_bp):
+    for blueprint in (inbound_bp, pages_bp, play_bp, live_bp, rooms_bp, standings_bp, unsubscribe_bp):
         app.register_blueprint(blueprint)
     app.before_request(speak_page_language)
     app.before_request(limit_page_requests)
