@@ -133,3 +133,20 @@ def test_one_mail_costs_a_few_slow_password_checks(players, monkeypatch):
     assert result.status == "rejected"
     assert (f"One mail may check at most {passwords.MAX_CHECKED_PER_MAIL} different passwords; send the others in "
             "mails of their own.") in result.error
+
+
+def test_a_password_with_accents_is_the_same_however_its_letters_are_encoded(players, monkeypatch):
+    """"ä" is one character (U+00E4) from most keyboards and two (a, U+0308) from some:
+    a password is compared in one form (Unicode NFC), and a hash stored before that
+    (of the two-character form) is still matched by what was typed then."""
+    composed, decomposed = "k\u00e4se-pw", "ka\u0308se-pw"
+    assert players.send("carol@players.test", f"signup carol {decomposed}").status == "applied"
+    monkeypatch.setattr(passwords, "_remembered", {})  # no memo of the signup: the slow check decides
+    assert players.send("carol@players.test", f"vacation carol {composed} 1").status == "applied"
+    assert players.send("carol@players.test", f"vacation carol {decomposed} off").status == "applied"
+    with reading(players.server.engine) as session:
+        from pbm.models import Player
+        carol = session.exec(select(Player).where(Player.userid == "carol")).one()
+    assert passwords.is_correct("carol", composed, carol.password_hash)
+    older = passwords.generate_password_hash(decomposed)  # as the server stored it before
+    assert passwords.is_correct("carol", decomposed, older) and not passwords.is_correct("carol", "kase-pw", older)

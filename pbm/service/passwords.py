@@ -18,6 +18,7 @@ import hmac
 import secrets
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -70,7 +71,10 @@ def is_correct(userid: str, password: str, password_hash: str) -> bool:
     with _remembered_lock:
         if _remembered.get(digest, 0) > time.monotonic():
             return True
-    if not check_password_hash(password_hash, password):
+    typed = unicodedata.normalize("NFC", password)
+    # a hash stored before passwords were hashed in NFC is matched by the form typed then
+    if not check_password_hash(password_hash, typed) and (typed == password or
+                                                          not check_password_hash(password_hash, password)):
         return False
     remember(userid, password, password_hash)
     return True
@@ -120,8 +124,9 @@ def _locked_until(failures: list[datetime], most: int) -> datetime | None:
 def hashed(password: str) -> str:
     """The stored hash of a new password; made before the write lock is taken (it is
     slow on purpose), and remembered as correct for the account it is set on
-    (``remember``) so that its first use costs no second hash."""
-    return generate_password_hash(password)
+    (``remember``) so that its first use costs no second hash. Hashed in Unicode NFC:
+    "ä" typed as one character or as a and a combining diaeresis is one password."""
+    return generate_password_hash(unicodedata.normalize("NFC", password))
 
 
 def hashed_beforehand(commands) -> dict[str, str]:
