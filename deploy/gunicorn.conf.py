@@ -12,6 +12,7 @@ reaches the pages open on all of them. Run the periodic jobs beside it as
 Every value can be overridden on the command line or by ``GUNICORN_CMD_ARGS``.
 """
 
+import logging
 import multiprocessing
 import os
 import re
@@ -37,17 +38,40 @@ keepalive = 5           # behind a reverse proxy that reuses its connections
 accesslog = "-"
 
 
+PRIVATE = re.compile(r"(/(?:play|join|unsubscribe)/)[^/?\s]+")  # as pbm.web.logged_path hides them
+
+
+class PrivateLinksFilter(logging.Filter):
+    """A record of the error log without a private link's secret, in its sentence and in
+    its traceback: gunicorn names the path of each request at debug level ("GET
+    /play/<token>"), of one it could not read ("Invalid HTTP request line: ...") and of
+    one that failed ("Error handling request /play/<token>/events")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = PRIVATE.sub(r"\1...", record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = PRIVATE.sub(r"\1...", record.exc_text)
+        return True
+
+
 class PrivateLinksHidden(Logger):
-    """The access log without the secrets in private links: a play page's token is
-    also its seat's reply tag, and an invitation takes a seat (``/play/<token>``,
+    """The logs without the secrets in private links: a play page's token is also its
+    seat's reply tag, and an invitation takes a seat (``/play/<token>``,
     ``/join/<invite>``, and their event streams; ``/unsubscribe/<token>``)."""
 
-    PRIVATE = re.compile(r"(/(?:play|join|unsubscribe)/)[^/?\s]+")
+    PRIVATE = PRIVATE
+    FILTER = PrivateLinksFilter()
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        self.error_log.addFilter(self.FILTER)  # (once: a reload's setup finds it there)
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)
         for name in ("r", "U"):  # the request line and the path
-            atoms[name] = self.PRIVATE.sub(r"\1...", atoms[name])
+            atoms[name] = PRIVATE.sub(r"\1...", atoms[name])
         return atoms
 
 

@@ -57,13 +57,16 @@ log = logging.getLogger(__name__)
 
 
 def make_engine(url: str) -> Engine:
+    """The engine of ``url``. A failed statement's error (and SQLAlchemy's echo) leaves
+    its parameters out (``hide_parameters``): they hold tokens that are also reply tags,
+    password hashes and addresses, and the error goes into the log with its traceback."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, hide_parameters=True)
     database_file = sqlite_file(parsed)
     if database_file is not None:
         database_file.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, hide_parameters=True)
     # SQLite takes one writer at a time: this process's threads queue on a lock, and
     # the processes of a file on an flock beside it, and wake the moment it is free,
     # rather than in SQLite's busy handler, which polls with sleeps of up to 100 ms.

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from pbm.db import WRITER_LOCK_SUFFIX, beside_database, make_engine, reading, transaction
 
@@ -93,3 +94,20 @@ def test_a_writer_stopped_while_it_holds_the_lock_file_stops_the_others_only_for
     finally:
         os.close(frozen)
         server.engine.dispose()
+
+
+def test_a_failing_statement_names_no_parameter_in_its_error(database_url):
+    """SQLAlchemy writes a failed statement's parameters into its exception, which a log
+    keeps with the traceback: a seat's token (also its reply tag), a password hash."""
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT :token FROM no_such_table"), {"token": "k3J9xSecretToken"})
+    except DBAPIError as error:
+        failure = str(error)
+    else:
+        raise AssertionError("the statement did not fail")
+    finally:
+        engine.dispose()
+    assert "no_such_table" in failure and "SecretToken" not in failure
+    assert "[SQL parameters hidden due to hide_parameters=True]" in failure

@@ -6,9 +6,12 @@ its open pages to reconnect."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import runpy
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -141,3 +144,38 @@ def test_the_access_log_leaves_out_the_secrets_of_private_links(database_url, tm
     assert any('"GET /play/... HTTP/1.1"' in line for line in access)
     assert any('"GET /play/.../events HTTP/1.1"' in line for line in access)
     assert not any("SecretToken" in line or "Inv1teSecret" in line for line in access)
+
+
+def test_the_error_log_leaves_out_the_secrets_of_private_links(database_url, tmp_path):
+    """gunicorn's error log names paths too: at debug level each request ("GET /play/<token>"),
+    and at any level a request it could not read ("Invalid HTTP request line: ...") or one
+    that failed ("Error handling request /play/<token>/events"); none of them shows the secret."""
+    server = Gunicorn(tmp_path, database_url, workers=1)
+    try:
+        try:
+            urllib.request.urlopen(server.base + "/play/k3J9xSecretToken", timeout=10).close()
+        except urllib.error.HTTPError as refused:
+            assert refused.code == 404
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:  # a control character in it
+            raw.sendall(b"GET /join/Inv1teSecret\x7f HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert raw.recv(100).startswith(b"HTTP/1.1 400")
+        wait_until(lambda: any("Invalid HTTP request line" in line for line in server.lines),
+                   "the refused request in the error log")
+    finally:
+        server.stop()
+    assert any("[DEBUG] GET /play/..." in line for line in server.lines)
+    assert not any("SecretToken" in line or "Inv1teSecret" in line for line in server.lines)
+
+
+def test_a_failure_in_the_error_log_names_no_private_link_in_its_traceback():
+    """The record of a request that failed carries its traceback, whose exception may name the path."""
+    conf = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))
+    try:
+        raise RuntimeError("stream of /play/k3J9xSecretToken/events broke")
+    except RuntimeError:
+        record = logging.LogRecord("gunicorn.error", logging.ERROR, __file__, 1, "Error handling request %s",
+                                   ("/play/k3J9xSecretToken/events",), sys.exc_info())
+    assert conf["PrivateLinksFilter"]().filter(record)
+    shown = logging.Formatter().format(record)
+    assert "Error handling request /play/.../events" in shown and "stream of /play/.../events broke" in shown
+    assert "SecretToken" not in shown
