@@ -57,6 +57,7 @@ class Settings:
     new_games_per_hour: int = 20  # games one client address may start on /new per hour
     answers_per_hour: int = 200  # mails from one address per hour that get answers (board mails always go)
     boards_per_hour: int = 100  # new boards a player may be seated at per hour
+    trusted_proxy: str = ""  # the reverse proxy's address, whose X-Forwarded-* pbm serve believes (none: nobody's)
     # The settings some file, variable or override gave a value (``pbm serve`` links
     # to its own port unless base_url is among them).
     configured: frozenset = field(default=frozenset(), compare=False)
@@ -148,12 +149,22 @@ def _check(settings: Settings, where: dict) -> None:
         raise refuse("base_url", "an http:// or https:// address like https://games.example.org")
     if not host_name(settings.smtp_host):
         raise refuse("smtp_host", "the name or IP address of the mail relay (its port goes in PBM_SMTP_PORT)")
+    if settings.trusted_proxy and not ip_address(settings.trusted_proxy):
+        raise refuse("trusted_proxy", "the IP address the reverse proxy connects from, like 127.0.0.1 or ::1")
     if "nag_days" in settings.configured and settings.nag_days >= settings.expire_days:
         raise SettingsError(f"PBM_NAG_DAYS ({settings.nag_days:g}, {where.get('nag_days')}) must be less than "
                             f"PBM_EXPIRE_DAYS ({settings.expire_days:g}, {where.get('expire_days', 'the default')}): "
                             "the reminder comes before the expiry.")
     if settings.database_url:
         _check_database_url(settings.database_url, where.get("database_url", "the default"))
+
+
+def ip_address(text: str) -> str:
+    """``text`` as the IP address a connection comes from is written ("::1", not "0::1"), or ""."""
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        return ""
 
 
 def web_address(url: str) -> bool:
@@ -313,7 +324,7 @@ def load_settings(overrides: dict | None = None, environ=None) -> Settings:
         settings = replace(settings, nag_days=settings.expire_days / 2)  # only the expiry was chosen
     database_url = _with_driver(settings.database_url) if settings.database_url else f"sqlite:///{instance / 'pbm.sqlite3'}"
     settings = replace(settings, instance_path=str(instance), maildir=str(maildir), database_url=database_url,
-                       base_url=settings.base_url.rstrip("/"))
+                       base_url=settings.base_url.rstrip("/"), trusted_proxy=ip_address(settings.trusted_proxy))
     _check_folders(settings, where)
     return settings
 

@@ -62,6 +62,17 @@ def bind(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
+def proxy_options(settings) -> dict:
+    """waitress's options for ``settings.trusted_proxy``: the client's address, scheme
+    and host as the reverse proxy at that address forwards them (X-Forwarded-For, -Proto,
+    -Host, -Port), so each client counts as itself and an https page sets Secure cookies;
+    from any other peer those headers are removed. None set: nobody's are believed."""
+    if not settings.trusted_proxy:
+        return {}
+    return {"trusted_proxy": settings.trusted_proxy, "trusted_proxy_count": 1, "clear_untrusted_proxy_headers": True,
+            "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port"}}
+
+
 def describe_exit(returncode: int) -> str:
     """A worker's end in words: its exit status or the signal that ended it."""
     if returncode < 0:
@@ -139,7 +150,7 @@ def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int) -> int:
     from .service import events
 
     sockets = [socket.socket(fileno=int(fd)) for fd in listen_fds.split(",")]
-    web = create_server(app, sockets=sockets, threads=threads)
+    web = create_server(app, sockets=sockets, threads=threads, **proxy_options(app.extensions["pbm"].settings))
 
     def interrupt(*_):
         events.reset_streams()  # open live pages end now and reconnect to a worker still running

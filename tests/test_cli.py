@@ -10,6 +10,8 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -548,3 +550,55 @@ def test_an_unknown_option_is_answered_with_the_usage_of_the_verb_given(env, ver
     assert result.returncode == 2
     assert result.stderr.decode().startswith(f"usage: pbm {named} [-h]")
     assert result.stderr.decode().endswith(f"pbm {named}: error: unrecognized arguments: --bogus\n")
+
+
+FORWARDED = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "games.example.org"}
+
+
+def through_proxy(base: str, path: str, client: str, form: dict | None = None):
+    """``path`` asked as a reverse proxy asks it for ``client`` (X-Forwarded-*): the answer's
+    status and headers."""
+    request = urllib.request.Request(base + path, headers={**FORWARDED, "X-Forwarded-For": client},
+                                     data=urllib.parse.urlencode(form).encode() if form else None)
+    opener = urllib.request.build_opener(NoRedirects)
+    try:
+        with opener.open(request, timeout=30) as answer:
+            return answer.status, answer.headers
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.headers
+
+
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+@pytest.mark.parametrize("trusted, workers", [(True, 1), (False, 1), (True, 2)])
+def test_serve_trusts_the_forwarded_headers_of_the_trusted_proxy_only(env, trusted, workers):
+    """Behind an HTTPS reverse proxy (PBM_TRUSTED_PROXY, its address), a page asked over
+    https sets Secure cookies and Strict-Transport-Security, and each client counts
+    as itself for the /new quota; without the setting, anyone's X-Forwarded-* is ignored.
+    With ``--workers 2`` each worker trusts the proxy too (and counts its own quota)."""
+    env = {**env, "PBM_NEW_GAMES_PER_HOUR": "1", **({"PBM_TRUSTED_PROXY": "127.0.0.1"} if trusted else {})}
+    assert pbm("db", "upgrade", env=env).returncode == 0
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen([sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--no-scheduler",
+                                "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: urllib.request.urlopen(base + "/healthz", timeout=2), "pbm serve to start")
+        status, headers = through_proxy(base, "/new", "203.0.113.5")
+        assert status == 200
+        cookie = headers["Set-Cookie"]
+        assert cookie.startswith("pbm_form=") and ("; Secure" in cookie) == trusted
+        assert ("Strict-Transport-Security" in headers) == trusted
+        if workers > 1:
+            return
+        game = {"game": "go", "mode": "same-device"}
+        assert through_proxy(base, "/new", "203.0.113.5", game)[0] == 303
+        assert through_proxy(base, "/new", "203.0.113.5", game)[0] == 429
+        assert through_proxy(base, "/new", "203.0.113.6", game)[0] == (303 if trusted else 429)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

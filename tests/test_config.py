@@ -103,6 +103,11 @@ def test_every_variable_is_read_from_the_environment():
     ("PBM_SMTP_HOST", "127.0.0.1:25", "PBM_SMTP_HOST must be the name or IP address"),
     ("PBM_SMTP_HOST", "-relay.example.org", "PBM_SMTP_HOST must be the name or IP address"),
     ("PBM_SMTP_HOST", " ", "PBM_SMTP_HOST must be the name or IP address"),
+    ("PBM_TRUSTED_PROXY", "nginx.internal", "PBM_TRUSTED_PROXY must be the IP address the reverse proxy connects "
+                                            "from, like 127.0.0.1 or ::1, not 'nginx.internal' (set in the "
+                                            "environment)."),
+    ("PBM_TRUSTED_PROXY", "*", "PBM_TRUSTED_PROXY must be the IP address"),  # anyone's headers: never
+    ("PBM_TRUSTED_PROXY", "10.0.0.0/8", "PBM_TRUSTED_PROXY must be the IP address"),
     # folders pbm could neither make nor write, found at start rather than mail by mail
     ("PBM_MAILDIR", "/etc/passwd", "PBM_MAILDIR must name a folder pbm can make and write (a file stands where a "
                                    "folder must be: '/etc/passwd'; set in the environment)."),
@@ -179,6 +184,12 @@ def test_settings_files_are_checked_and_the_environment_wins(tmp_path):
     with pytest.raises(SettingsError, match="PBM_INBOUND_SECRET must be a string \\(written in quotes in a settings "
                                             "file\\), not 'True'"):
         load_settings(environ={"PBM_CONFIG": str(config)})
+
+
+def test_the_trusted_proxy_is_written_as_its_connections_come_from_it():
+    assert load_settings(environ=NO_FILE).trusted_proxy == ""  # nobody's X-Forwarded-* believed
+    assert load_settings(environ={**NO_FILE, "PBM_TRUSTED_PROXY": " 0:0::1"}).trusted_proxy == "::1"
+    assert load_settings(environ={**NO_FILE, "PBM_TRUSTED_PROXY": "127.0.0.1"}).trusted_proxy == "127.0.0.1"
 
 
 def test_readme_settings_table_lists_every_setting_with_its_bounds():

@@ -29,6 +29,9 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'se
                            "frame-ancestors 'none'")
 
 
+HSTS_SECONDS = 365 * 24 * 3600
+
+
 def security_headers(response):
     """Headers every answer carries; private pages (``/play/...``: the link is the
     credential) are never stored by a cache nor indexed; a page says which headers
@@ -37,6 +40,8 @@ def security_headers(response):
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"  # a play link never leaks to another site
     response.headers["X-Frame-Options"] = "DENY"
+    if request.is_secure:  # a browser that came by https keeps coming by https (never over plain http: RFC 6797)
+        response.headers["Strict-Transport-Security"] = f"max-age={HSTS_SECONDS}"
     if request.path.startswith("/play/"):
         response.headers["Cache-Control"] = "private, no-store"
     if request.path.startswith(("/play/", "/join/")):  # the link is the credential: never in a search engine
