@@ -605,6 +605,27 @@ def test_one_address_starts_a_bounded_number_of_games_an_hour(overrides):
     app.extensions["pbm"].engine.dispose()
 
 
+def test_one_client_address_gets_a_bounded_number_of_invitations_mailed_an_hour(client, outbox):
+    """Each address gets at most 3 invitations an hour, but a client could type a new
+    address into each of its 20 games an hour (and more with each worker): the client
+    address is bounded too, and the game still starts with its link to copy."""
+    strangers = [f"stranger{n}@elsewhere.test" for n in range(6)]
+    for _ in range(3):  # a form refused for its address counts for nothing
+        assert client.post("/new", data={"game": "go", "mode": "friend", "email": "x"}).status_code == 400
+    for address in strangers[:-1]:
+        start(client, mode="friend", email=address)
+    refused = client.post("/new", data={"game": "go", "mode": "friend", "email": strangers[-1]})
+    assert refused.status_code == 429
+    assert ("This address has had 5 invitations mailed in the last hour, the most "
+            "allowed; leave your friend's address empty and send the link yourself.") in page(refused)
+    assert outbox.to(strangers[-1]) == [] and all(len(outbox.to(address)) == 1 for address in strangers[:-1])
+    start(client, mode="friend")  # without an address it still starts
+    other = client.application.test_client()
+    other.environ_base["REMOTE_ADDR"] = "192.0.2.7"
+    start(other, mode="friend", email=strangers[-1])  # another client address is not held back
+    assert len(outbox.to(strangers[-1])) == 1
+
+
 def test_a_burst_of_simultaneous_forms_starts_no_more_games_than_the_quota(overrides, monkeypatch):
     """Four forms from one address arrive together: each would pass a quota checked
     before any of them was counted. Starting a game here waits (up to 2 s) until all

@@ -38,6 +38,7 @@ bp = Blueprint("rooms", __name__)
 
 COOKIE = "pbm_seat"
 COOKIE_DAYS = 180  # a browser keeps its seat's key this long
+INVITATION_MAILS_PER_CLIENT = 5  # invitations one client address may have mailed an hour (to any addresses)
 FIELDS = ("game", "mode", "side", "name", "guest_name", "email", "form_key")  # every other field is a game option
 # User agents that fetch a shared link to show a preview card: they must not take the seat.
 # "bot" as a word or before "/" (Googlebot/2.1), never inside a name (a CUBOT phone is a person's)
@@ -95,6 +96,15 @@ def _start_from_form(count: Callable[[], None]) -> Response:
     name = form.get("game", "").strip().lower()
     options = {key: value for key, value in form.items() if key not in FIELDS}
     shown = name if name in REGISTRY else "go"
+    mailing = form.get("mode") == rooms.FRIEND and bool((form.get("email") or "").strip())
+    invitations, invitation_limit = _invitation_window()
+    address = request.remote_addr or "?"
+    if mailing and not invitations.test(invitation_limit, "invite", address):
+        abort(429, ngettext("This address has had %(num)s invitation mailed in the last hour, the most allowed; "
+                            "leave your friend's address empty and send the link yourself.", "This address has "
+                            "had %(num)s invitations mailed in the last hour, the most allowed; leave your "
+                            "friend's address empty and send the link yourself.", invitation_limit.amount,
+                            num=invitation_limit.amount))
     try:
         started = rooms.start(service().engine, service().settings, game=name, mode=form.get("mode", ""),
                               options=options, side=form.get("side"), name=form.get("name"),
@@ -103,6 +113,8 @@ def _start_from_form(count: Callable[[], None]) -> Response:
     except PlayerError as error:
         return _form_page(shown, typed, str(error), 400)
     count()
+    if mailing:
+        invitations.hit(invitation_limit, "invite", address)
     response = redirect(url_for("play.play", token=started.token), code=303)
     if started.host_key:
         _keep(response, started.invite, started.host_key)
@@ -116,6 +128,15 @@ def _new_games_window() -> tuple[MovingWindowRateLimiter, RateLimitItemPerHour]:
     (see README)."""
     window = current_app.extensions.setdefault("pbm_new_games", MovingWindowRateLimiter(MemoryStorage()))
     return window, RateLimitItemPerHour(service().settings.new_games_per_hour)
+
+
+def _invitation_window() -> tuple[MovingWindowRateLimiter, RateLimitItemPerHour]:
+    """One client address has at most INVITATION_MAILS_PER_CLIENT invitations mailed an
+    hour, whatever addresses it types (each address gets at most 3 an hour, but a new
+    address in each game would let one client mail strangers by the hundred). Counted as
+    the games are, per process and in memory, under the same lock."""
+    window = current_app.extensions.setdefault("pbm_invitation_mails", MovingWindowRateLimiter(MemoryStorage()))
+    return window, RateLimitItemPerHour(INVITATION_MAILS_PER_CLIENT)
 
 
 @contextmanager
