@@ -85,6 +85,7 @@ def test_a_watchers_mail_stops_in_one_click_without_the_password(players, outbox
     path = link.removeprefix("http://pbm.test")
     asked = client.get(path)
     assert asked.status_code == 200 and "Stop the mails of this board" in asked.get_data(as_text=True)
+    assert asked.headers["Cache-Control"] == "private, no-store" and asked.headers["X-Robots-Tag"] == "noindex, nofollow"
     players.send(BOB, "greatkingdom move 101 bob bobpw F6")
     assert CAROL in [to(m) for m in outbox.new()]  # opening the link stopped nothing
     done = client.post(path, data={"List-Unsubscribe": "One-Click"})  # as a mail program posts it

@@ -42,9 +42,9 @@ def security_headers(response):
     response.headers["X-Frame-Options"] = "DENY"
     if request.is_secure:  # a browser that came by https keeps coming by https (never over plain http: RFC 6797)
         response.headers["Strict-Transport-Security"] = f"max-age={HSTS_SECONDS}"
-    if request.path.startswith("/play/"):
+    if request.path.startswith(("/play/", "/unsubscribe/")):
         response.headers["Cache-Control"] = "private, no-store"
-    if request.path.startswith(("/play/", "/join/")):  # the link is the credential: never in a search engine
+    if request.path.startswith(("/play/", "/join/", "/unsubscribe/")):  # the link is the credential: never indexed
         response.headers["X-Robots-Tag"] = "noindex, nofollow"
     if response.mimetype == "text/html":  # a page speaks the reader's language (Accept-Language, or the cookie)
         response.vary.update(("Accept-Language", "Cookie"))
