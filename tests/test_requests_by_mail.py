@@ -460,3 +460,29 @@ def test_queue_submit_and_preview_take_abbreviated_word_moves_as_move_does(playe
     refused = players.send(ALICE, "greatkingdom preview 101 propose")
     assert refused.error.startswith("A preview plays moves on the board only, not propose.")
     assert log_of(server) == []  # nothing was played
+
+
+def test_a_draw_offer_open_at_expiry_of_a_game_never_started_cancels_it_unrated(players, outbox, server):
+    """rules.md: an unstarted game is cancelled at expiry. A draw offer made before
+    the opponent ever moved (bob may never have seen the board) must not turn that
+    into a rated draw."""
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    move(players, ALICE, "D4", "greatkingdom")
+    move(players, ALICE, "propose", "greatkingdom")  # bob never answers, never moves
+    outbox.new()
+    assert server.send_reminders(now=board_of(server).nag_due_at + timedelta(seconds=1)) == 1
+    [reminder] = outbox.new()
+    assert reminder["To"].addresses[0].addr_spec == BOB
+    assert "If no move arrives by" in text(reminder) and "the game is cancelled." in text(reminder)
+    assert "drawn" not in text(reminder) and "draw." not in text(reminder)
+    assert server.expire_boards(now=board_of(server).expire_due_at + timedelta(seconds=1)) == 1
+    mails = outbox.new()
+    assert sorted(m["To"].addresses[0].addr_spec for m in mails) == [ALICE, BOB]
+    for mail in mails:
+        assert "Game cancelled: the game expired before both players had moved." in text(mail)
+        assert "Ratings in" not in body(mail)
+    assert board_of(server).outcome["kind"] == "cancellation"
+    assert log_of(server)[-1] == ("cancel", None, "cancel")
+    with reading(server.engine) as session:
+        from pbm.models import RatingChange
+        assert session.exec(select(RatingChange)).all() == []

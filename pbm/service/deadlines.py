@@ -92,10 +92,11 @@ def send_reminders(engine: Engine, settings: Settings, now: datetime | None = No
         if board is None:
             return False
         deadline = board.expire_due_at.strftime("%Y-%m-%d %H:%M UTC")
-        if board.request_kind == "draw":  # accepted at expiry: either player may still move or answer
+        started = _started(unit, board)
+        if board.request_kind == "draw" and started:  # accepted at expiry: either may still move or answer
             seats, occasion = (0, 1), "reminder-draw"
         elif (awaited := _awaited(board)) is not None:
-            seats, occasion = (awaited,), "reminder" if _started(unit, board) else "reminder-unstarted"
+            seats, occasion = (awaited,), "reminder" if started else "reminder-unstarted"
         else:  # both may act (Go's scoring, nobody has confirmed): remind both
             seats, occasion = (0, 1), "reminder-both"
         letters.board_mails(unit, board, load_players(unit.session, board), seats=seats, occasion=occasion,
@@ -106,9 +107,10 @@ def send_reminders(engine: Engine, settings: Settings, now: datetime | None = No
 
 
 def expire_boards(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
-    """End every board past its expiry: a draw offer still open is accepted (as pbmserv
-    does); otherwise the player to move forfeits a started game, and a game that never
-    started (not both players have moved) is cancelled."""
+    """End every board past its expiry: a game that never started (not both players have
+    moved) is cancelled, even with a draw offer open (the opponent may never have seen the
+    board: no rated draw); on a started one a draw offer still open is accepted (as pbmserv
+    does), otherwise the player to move forfeits."""
     now = now or utcnow()
     end_vacations(engine, settings, now)
     due = (Board.expire_due_at <= now) & _nobody_away()
@@ -118,10 +120,12 @@ def expire_boards(engine: Engine, settings: Settings, now: datetime | None = Non
         if board is None:
             return False
         seat = _awaited(board)
-        if board.request_kind == "draw":
+        if not _started(unit, board):
+            kind = "cancel"
+        elif board.request_kind == "draw":
             kind = "draw"
         else:
-            kind = "cancel" if not _started(unit, board) else "forfeit" if seat is not None else "expire"
+            kind = "forfeit" if seat is not None else "expire"
         boards.end(unit, board, kind, seat if kind == "forfeit" else None)
         letters.board_mails(unit, board, load_players(unit.session, board), occasion="expired",
                             auto="auto-generated")
