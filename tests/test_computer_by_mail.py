@@ -181,3 +181,29 @@ def test_a_commit_as_the_computers_job_ends_starts_another_look(fast, monkeypatc
     assert computer.wait_idle(60)
     assert computer.wait_idle(60)  # the job the commit started as the first one ended
     assert looks == [101, 101]
+
+
+def test_a_late_sweep_lets_the_computer_move_before_it_would_forfeit(fast, outbox, monkeypatch):
+    """The server went down right after alice's move, before the computer thought, and
+    came back after the expiry: the sweep lets the computer move (the game goes on, the
+    deadline is alice's again); it does not forfeit the computer, which never had its turn."""
+    from datetime import timedelta
+
+    from freezegun import freeze_time
+
+    from pbm.scheduler import sweep
+
+    server, mailer = fast
+    with freeze_time("2026-11-01 12:00:00", tick=True):
+        assert mailer.send(ALICE, "greatkingdom challenge alice computer -size=5").status == "applied"
+        with monkeypatch.context() as patched:  # the process ends before the computer thinks
+            patched.setattr(computer, "think_and_move", lambda *_: False)
+            assert mailer.send(ALICE, "greatkingdom move 101 alice alicepw B2").status == "applied"
+            assert computer.wait_idle(60)
+    assert board(server).move_count == 1
+    with freeze_time(board(server).expire_due_at + timedelta(days=3), tick=True):
+        done = sweep(server)
+        assert computer.wait_idle(60)
+    assert done["expired"] == 0
+    after = board(server)
+    assert after.status == "active" and after.move_count == 2 and after.to_move == 0

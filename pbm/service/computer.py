@@ -69,7 +69,7 @@ def check_can_play(game, settings: Settings) -> None:
                           lazy_gettext("a challenge of computer at another game, or of another player at Go"))
 
 
-def _seat_to_act(session, board: Board) -> int | None:
+def seat_to_act(session, board: Board) -> int | None:
     """The computer's seat if it should act now on ``board``, else None."""
     if board.status != "active":
         return None
@@ -90,7 +90,7 @@ def think_and_move(engine: Engine, settings: Settings, board_id: int) -> bool:
 
     with reading(engine) as session:
         board = session.get(Board, board_id)
-        seat = _seat_to_act(session, board) if board is not None else None
+        seat = seat_to_act(session, board) if board is not None else None
         if seat is None:
             return False
         game = get_game(board.game)

@@ -21,7 +21,7 @@ from ..config import Settings
 from ..db import reading
 from ..games import get_game
 from ..models import Board, MoveRecord, Vacation, utcnow
-from . import boards, letters, social
+from . import boards, computer, letters, social
 from .unit import Unit, run
 
 
@@ -131,4 +131,17 @@ def expire_boards(engine: Engine, settings: Settings, now: datetime | None = Non
                             auto="auto-generated")
         return True
 
-    return sum(run(engine, settings, lambda unit, i=i: expire(unit, i), now=now) for i in _due(engine, due))
+    ids = _due(engine, due)
+    _computer_first(engine, settings, ids)
+    return sum(run(engine, settings, lambda unit, i=i: expire(unit, i), now=now) for i in ids)
+
+
+def _computer_first(engine: Engine, settings: Settings, board_ids: list[int]) -> None:
+    """Let the computer move on the due boards that wait for it, before they expire: a
+    sweep after the server was down (it stopped before the computer thought) must not
+    forfeit the computer, which never had its turn. Only an engine that fails still
+    leaves the board to expire (its players were told the game waits)."""
+    with reading(engine) as session:
+        waiting = [i for i in board_ids if computer.seat_to_act(session, session.get(Board, i)) is not None]
+    for board_id in waiting:  # outside any transaction, as the computer always thinks
+        computer.think_and_move(engine, settings, board_id)
