@@ -840,3 +840,15 @@ def test_a_page_refuses_a_large_request_before_reading_its_form(client):
     assert response.status_code == 413
     move = client.post("/play/abcdefghij0123456789", data={"comment": "y" * 300_000})
     assert move.status_code == 413
+
+
+def test_status_page_times_say_they_are_utc(client, server, players):
+    """Every other page and mail writes its times with UTC; the status page's last
+    activity and deadline must too, or a player reads them in their own zone."""
+    from freezegun import freeze_time
+
+    with freeze_time("2026-03-29 00:30:00"):  # the night Europe's clocks go forward
+        assert players.send("alice@players.test", "twotigers challenge alice bob").status == "applied"
+    page = client.get("/?game=twotigers").get_data(as_text=True)
+    assert '<td data-label="Last activity">2026-03-29 00:30 UTC</td>' in page
+    assert '<td data-label="Deadline">2026-04-05 00:30 UTC</td>' in page
