@@ -467,3 +467,30 @@ def test_a_players_message_id_reaches_only_the_answer_to_that_player(players, ou
     to_bob = outbox.to(BOB)[-2:]
     assert to_bob and all("alice-private-host" not in str(m) for m in to_bob)
     assert any(m["In-Reply-To"] == private for m in outbox.to(ALICE))  # alice's own answer threads on her mail
+
+
+def test_while_a_player_is_away_the_pages_name_no_deadline_that_will_not_hold(server, players, client):
+    """alice's board would expire 2026-11-10; she is away until 11-14, so it cannot, and
+    the deadline moves on when she is back: neither the status page nor the board page
+    may still say it expires on the 10th."""
+    from html import unescape
+
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+        players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+        players.send(BOB, "greatkingdom move 101 bob bobpw F6")  # alice to move: expires 11-08
+    with freeze_time("2026-11-04 12:00:00"):
+        assert players.send(ALICE, "vacation alice alicepw 10").status == "applied"
+        status = unescape(client.get("/").get_data(as_text=True))
+        public = unescape(client.get("/games/101").get_data(as_text=True))
+        play = unescape(client.get(f"/play/{board(server).token1}").get_data(as_text=True))
+    assert "2026-11-08 12:00" not in status
+    assert '<td data-label="Deadline">the deadline waits while alice is on vacation</td>' in status
+    for page in public, play:
+        assert "2026-11-08 12:00" not in page
+        assert "the deadline waits while alice is on vacation." in " ".join(page.split())
+    with freeze_time("2026-11-06 12:00:00"):
+        assert players.send(ALICE, "vacation alice alicepw off").status == "applied"  # 2 days: 11-10
+        assert '<td data-label="Deadline">2026-11-10 12:00 UTC</td>' in client.get("/").get_data(as_text=True)
+        assert "expires 2026-11-10 12:00 UTC without a move" in \
+            " ".join(client.get("/games/101").get_data(as_text=True).split())

@@ -244,6 +244,21 @@ def watched_by(session, board: Board) -> int:
     return len(watchers(session, board))
 
 
+def away_on(session, boards) -> dict[int, str]:
+    """For each running board of ``boards`` that waits for a vacation, the name of the
+    player away (the first seat's when both are): its deadline does not hold, and moves
+    on when they are back, so the pages say so instead of naming it."""
+    running = [b for b in boards if b.status == "active"]
+    seated = {b.seat0_id for b in running} | {b.seat1_id for b in running}
+    if not seated:
+        return {}
+    away = {player.id: player_name(player) for player in session.exec(
+        select(Player).join(Vacation, Vacation.player_id == Player.id).where(
+            Player.id.in_(seated), Vacation.ended_at.is_(None), Vacation.until > utcnow()))}
+    return {b.id: away.get(b.seat0_id) or away[b.seat1_id] for b in running
+            if b.seat0_id in away or b.seat1_id in away}
+
+
 def away_and_chats(session, board: Board, seat: int | None) -> dict:
     """Which of the players of a running board is on vacation (and until when), and
     the board's chats: their words on a player's page, only how many on the public

@@ -120,11 +120,13 @@ def status():
                               .offset(first).limit(STATUS_PAGE_SIZE)).all()
         player_ids = {b.seat0_id for b in boards} | {b.seat1_id for b in boards}
         names = {p.id: player_name(p) for p in session.exec(select(Player).where(Player.id.in_(player_ids)))}
+        away = boardpage.away_on(session, boards)
     rows = [{
         "board": b,
         "title": get_game(b.game).title,
         "players": (names[b.seat0_id], names[b.seat1_id]),
         "to_move": names[b.player_id(b.to_move)] if b.to_move is not None else None,
+        "away": away.get(b.id),
     } for b in boards]
     return render_template("status.html", rows=rows, games=game_names(), game=game, player=typed, page=page,
                            pages=pages, count=count, first=first + 1, last=first + len(rows))

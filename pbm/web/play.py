@@ -110,8 +110,9 @@ def boards_mark(session, me: int, listed=None) -> str:
     turn, deadlines; ``listed``: ``_listed``'s answer, when read already): a live page
     compares it to know when its list is out of date."""
     active, finished, names = listed or _listed(session, me)
+    away = boardpage.away_on(session, active)
     shown = [(b.id, b.status, b.to_move, b.seat_of(me), names[b.player_id(1 - b.seat_of(me))],
-              b.expire_due_at.isoformat() if b.expire_due_at and b.status == "active" else None)
+              b.expire_due_at.isoformat() if b.expire_due_at and b.status == "active" else None, away.get(b.id))
              for b in [*active, *finished]]
     return hashlib.sha256(repr(shown).encode()).hexdigest()[:20]
 
@@ -120,11 +121,12 @@ def my_boards(session, board: Board, seat: int, listed=None) -> list[dict]:
     """This seat's player's boards, each with its play link (``_listed``'s, in its order)."""
     me = board.player_id(seat)
     active, finished, names = listed or _listed(session, me)
+    away = boardpage.away_on(session, active)
     rows = []
     for b in active:
         mine = b.seat_of(me)
         rows.append({"board": b, "title": get_game(b.game).title, "opponent": names[b.player_id(1 - mine)],
-                     "token": b.token(mine), "current": b.id == board.id,
+                     "token": b.token(mine), "current": b.id == board.id, "away": away.get(b.id),
                      "turn": _("your turn") if b.to_move == mine else _("either player may act")
                      if b.to_move is None else _("%(name)s's turn", name=names[b.player_id(b.to_move)])})
     for b in finished:
