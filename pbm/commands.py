@@ -317,18 +317,18 @@ def _parse_challenge(game: str | None, rest: list[str]) -> Command:
             _once(name in options, "-" + name)
             options[name] = value  # "" when bare
             continue
-        key = match_word(key, SERVER_OPTIONS, USAGE["challenge"]) or key.lower()
-        key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it
+        key = written = match_word(key, SERVER_OPTIONS, USAGE["challenge"]) or key.lower()
+        key = {"forfeittime": "expiretime"}.get(key, key)  # pbmserv's name for it; refusals name the one written
         if key not in SERVER_OPTIONS:
             raise CommandError(lazy_gettext("--%(key)s is not a server option; use --nagtime=D or --expiretime=D.",
                                             key=as_typed(key)), USAGE["challenge"])
         _once(key in timing, "--" + key)
         if not plain_number(value):
-            raise CommandError(lazy_gettext("--%(key)s needs a number of days, like --%(key)s=5.", key=key),
+            raise CommandError(lazy_gettext("--%(key)s needs a number of days, like --%(key)s=5.", key=written),
                                USAGE["challenge"])
         days = float(value)
         if not 0 < days <= 365 or not timedelta(days=days):  # what the clock (microseconds) reads as 0 is none
-            raise CommandError(lazy_gettext("--%(key)s must be more than 0 and at most 365 days.", key=key),
+            raise CommandError(lazy_gettext("--%(key)s must be more than 0 and at most 365 days.", key=written),
                                USAGE["challenge"])
         timing[key] = days
     return Command("challenge", game=game, args=(users[0], users[1]), options=options, timing=timing)

@@ -267,6 +267,19 @@ def test_forfeittime_is_pbmserv_s_name_for_expiretime(players, outbox, server):
         assert session.get(Board, 101).expire_days == 3
 
 
+
+@pytest.mark.parametrize("option, sentence", [
+    ("--forfeittime=abc", "--forfeittime needs a number of days, like --forfeittime=5."),
+    ("--forfeittime=0", "--forfeittime must be more than 0 and at most 365 days."),
+    ("--forfeit=400", "--forfeittime must be more than 0 and at most 365 days."),
+])
+def test_a_refused_forfeittime_is_named_as_the_player_wrote_it(players, option, sentence):
+    """The player wrote --forfeittime (pbmserv's name): the refusal must not speak of an
+    --expiretime they never wrote."""
+    refused = players.send(ALICE, f"greatkingdom challenge alice bob {option}")
+    assert refused.status == "rejected" and refused.error == sentence
+
+
 def test_preview_mails_the_position_after_hypothetical_moves_and_saves_nothing(game, outbox, server):
     game.send(BOB, "greatkingdom preview 101 D4 f6")
     shown = latest_to(outbox, BOB)
