@@ -151,10 +151,15 @@ def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int) -> int:
 
     sockets = [socket.socket(fileno=int(fd)) for fd in listen_fds.split(",")]
     web = create_server(app, sockets=sockets, threads=threads, **proxy_options(app.extensions["pbm"].settings))
+    stopping = threading.Event()
 
     def interrupt(*_):
         events.reset_streams()  # open live pages end now and reconnect to a worker still running
-        raise KeyboardInterrupt
+        # Ctrl-C comes twice at once (SIGINT from the terminal, SIGTERM from the parent): the
+        # second, handled before serve_until_stopped ignores stop signals, must not interrupt the stop.
+        if not stopping.is_set():
+            stopping.set()
+            raise KeyboardInterrupt
 
     for stop_signal in (signal.SIGTERM, signal.SIGINT):  # the parent's stop, and Ctrl-C at its terminal
         signal.signal(stop_signal, interrupt)

@@ -237,3 +237,42 @@ def test_a_second_stop_signal_while_stopping_waits_for_the_first():
         for stop_signal, handler in handlers.items():
             signal.signal(stop_signal, handler)
     assert web.closed
+
+
+def test_a_worker_told_to_stop_twice_at_once_stops_quietly(monkeypatch):
+    """Ctrl-C at ``make run WORKERS=2`` reaches each worker twice at once: SIGINT from
+    the terminal and SIGTERM from the parent, which stops its workers. The second is
+    handled while the first's KeyboardInterrupt is on its way (before the worker
+    ignores stop signals) and must not escape as another, a traceback on the terminal."""
+    from pbm import serving
+
+    stops = {signal.SIGINT, signal.SIGTERM}
+    main = threading.main_thread().ident
+
+    class Worker:
+        closed = False
+
+        def run(self):
+            signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+            for stop_signal in sorted(stops):  # both pending at once, for this thread
+                signal.pthread_kill(main, stop_signal)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+            raise AssertionError("the stop signals did not interrupt the worker")
+
+        def close(self):
+            self.closed = True
+
+    web = Worker()
+    monkeypatch.setattr(serving, "create_server", lambda app, **kwargs: web)
+    monkeypatch.setattr(serving, "_follow_lifeline", lambda fd: None)
+    handlers = {s: signal.getsignal(s) for s in stops}
+    kept, handed = socket.socketpair()
+    try:
+        assert serving.run_worker(None, str(handed.detach()), -1, 1) == 0
+    except KeyboardInterrupt:
+        pytest.fail("the second stop signal escaped as a KeyboardInterrupt")
+    finally:
+        for stop_signal, handler in handlers.items():
+            signal.signal(stop_signal, handler)
+        kept.close()
+    assert web.closed
