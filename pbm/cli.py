@@ -13,6 +13,7 @@ from .config import SettingsError, load_settings
 
 EX_NOINPUT = 66  # sysexits: an input file did not exist, was not readable, or held nothing
 EX_CONFIG = 78  # sysexits: a configuration error
+EX_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl-C
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -226,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(filter(None, (args.command, getattr(args, "db_command", None))))  # "db upgrade"
     try:
         return args.func(args)
+    except KeyboardInterrupt:  # Ctrl-C before a server was up (once up, it stops quietly with 0)
+        return EX_INTERRUPTED
     except SettingsError as error:
         print(f"pbm {command}: {error}", file=sys.stderr)
         return EX_CONFIG

@@ -490,6 +490,19 @@ def test_serve_on_a_taken_smtp_port_says_one_sentence_and_nothing_more(env):
                                                        "SMTP_PORT=...).\n")  # no asyncio noise after it
 
 
+def test_ctrl_c_while_a_command_starts_ends_it_quietly(env):
+    """Ctrl-C before the server is up (the first second of make run: imports, the schema
+    check, the listeners) ends pbm with 130 (128 + SIGINT), without a traceback."""
+    starting = ("import sys\n"
+                "import pbm.cli as cli\n"
+                "def serve(args):\n"
+                "    raise KeyboardInterrupt\n"
+                "cli.cmd_serve = serve\n"
+                "sys.exit(cli.main(['serve']))\n")
+    done = subprocess.run([sys.executable, "-c", starting], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 130 and b"Traceback" not in done.stderr, done.stderr.decode()
+
+
 def test_the_first_steps_of_make_run_without_swaks_play_a_first_game(env, tmp_path):
     """The README's and make run's curl lines, run as printed against a running server."""
     from pathlib import Path
