@@ -77,8 +77,9 @@ class PrivateLinksHidden(Logger):
 
 logger_class = PrivateLinksHidden
 # gunicorn's other defaults stand: a stopping worker gets 30 s (graceful_timeout)
-# to finish, more than a stream lasts; X-Forwarded-* is trusted from 127.0.0.1
-# only, where the reverse proxy runs. The proxy must not buffer the event
+# to finish, more than a stream lasts; gunicorn takes the scheme of X-Forwarded-Proto
+# from 127.0.0.1 only, where the reverse proxy runs, and the app the client's address
+# from PBM_TRUSTED_PROXY's X-Forwarded-For (pbm/web/proxied.py). The proxy must not buffer the event
 # streams (/games/<n>/events, /play/<token>/events).
 
 

@@ -41,8 +41,7 @@ def cmd_serve(args) -> int:
         if args.workers == 1:
             app = create_app(overrides)
             server = app.extensions["pbm"]
-            web = create_server(app, host=args.host, port=args.port, threads=args.threads,
-                                **serving.proxy_options(server.settings))
+            web = create_server(app, host=args.host, port=args.port, threads=args.threads, **serving.WAITRESS)
         else:
             web = serving.Workers(args.workers, serving.bind(args.host, args.port), [
                 sys.executable, "-m", "pbm.cli", "serve", "--host", args.host, "--port", str(args.port),

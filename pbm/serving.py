@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 STOP_SECONDS = 15.0  # a stopping worker gets this long (waitress waits 5 s for its threads) before SIGKILL
 QUICK_DEATH_SECONDS = 5.0  # a worker that ends sooner after its start is restarted after a pause
 RESTART_PAUSE_SECONDS = 1.0  # so a worker that cannot start does not spin the parent
+# waitress's options in every process: the X-Forwarded-* headers are left to the app, which
+# believes those of PBM_TRUSTED_PROXY only and drops anyone else's (``pbm.web.proxied``), as under gunicorn.
+WAITRESS = {"clear_untrusted_proxy_headers": False}
 
 
 def bind(host: str, port: int) -> list[socket.socket]:
@@ -60,17 +63,6 @@ def bind(host: str, port: int) -> list[socket.socket]:
             sock.close()
         raise
     return sockets
-
-
-def proxy_options(settings) -> dict:
-    """waitress's options for ``settings.trusted_proxy``: the client's address, scheme
-    and host as the reverse proxy at that address forwards them (X-Forwarded-For, -Proto,
-    -Host, -Port), so each client counts as itself and an https page sets Secure cookies;
-    from any other peer those headers are removed. None set: nobody's are believed."""
-    if not settings.trusted_proxy:
-        return {}
-    return {"trusted_proxy": settings.trusted_proxy, "trusted_proxy_count": 1, "clear_untrusted_proxy_headers": True,
-            "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port"}}
 
 
 def describe_exit(returncode: int) -> str:
@@ -150,7 +142,7 @@ def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int) -> int:
     from .service import events
 
     sockets = [socket.socket(fileno=int(fd)) for fd in listen_fds.split(",")]
-    web = create_server(app, sockets=sockets, threads=threads, **proxy_options(app.extensions["pbm"].settings))
+    web = create_server(app, sockets=sockets, threads=threads, **WAITRESS)
     stopping = threading.Event()
 
     def interrupt(*_):

@@ -16,7 +16,6 @@ import sys
 import threading
 import urllib.request
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -269,8 +268,7 @@ def test_a_worker_told_to_stop_twice_at_once_stops_quietly(monkeypatch):
     handlers = {s: signal.getsignal(s) for s in stops}
     kept, handed = socket.socketpair()
     try:
-        app = SimpleNamespace(extensions={"pbm": SimpleNamespace(settings=SimpleNamespace(trusted_proxy=""))})
-        assert serving.run_worker(app, str(handed.detach()), -1, 1) == 0
+        assert serving.run_worker(None, str(handed.detach()), -1, 1) == 0
     except KeyboardInterrupt:
         pytest.fail("the second stop signal escaped as a KeyboardInterrupt")
     finally:

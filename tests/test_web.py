@@ -852,3 +852,25 @@ def test_status_page_times_say_they_are_utc(client, server, players):
     page = client.get("/?game=twotigers").get_data(as_text=True)
     assert '<td data-label="Last activity">2026-03-29 00:30 UTC</td>' in page
     assert '<td data-label="Deadline">2026-04-05 00:30 UTC</td>' in page
+
+
+def test_forwarded_headers_count_only_from_the_trusted_proxy():
+    """``PBM_TRUSTED_PROXY``'s X-Forwarded-* give the client's address and scheme; the same
+    headers from any other peer are dropped before the app sees them, and with no proxy
+    set nobody's count."""
+    from werkzeug.test import Client
+    from werkzeug.wrappers import Request, Response
+
+    from pbm.web.proxied import FromTrustedProxy
+
+    @Request.application
+    def echo(request):
+        return Response(f"{request.remote_addr} {request.scheme} {request.headers.get('X-Forwarded-For')}")
+
+    forwarded = {"X-Forwarded-For": "198.51.100.7, 203.0.113.5", "X-Forwarded-Proto": "https"}
+    for proxy, peer, seen in (("10.0.0.1", "10.0.0.1", "203.0.113.5 https 198.51.100.7, 203.0.113.5"),
+                              ("10.0.0.1", "10.0.0.2", "10.0.0.2 http None"),
+                              ("", "10.0.0.1", "10.0.0.1 http None")):
+        client = Client(FromTrustedProxy(echo, proxy))
+        answer = client.get("/", headers=forwarded, environ_base={"REMOTE_ADDR": peer})
+        assert answer.get_data(as_text=True) == seen, (proxy, peer)

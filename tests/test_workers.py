@@ -40,12 +40,12 @@ class Gunicorn:
     workers, each taking one connection at a time (so while one holds an open
     event stream, the next request must go to another); its log is read as it comes."""
 
-    def __init__(self, directory: Path, database_url: str, workers: int):
+    def __init__(self, directory: Path, database_url: str, workers: int, settings: dict | None = None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": str(directory / "instance"),
                "PBM_MAILDIR": str(directory / "maildir"), "PBM_SERVER_ADDRESS": "pbm@pbm.test",
-               "PBM_BASE_URL": self.base, "PBM_LOG_LEVEL": "WARNING"}
+               "PBM_BASE_URL": self.base, "PBM_LOG_LEVEL": "WARNING", **(settings or {})}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--bind", f"127.0.0.1:{self.port}",
              "--workers", str(workers), "--worker-connections", "1", "--log-level", "debug", "pbm:create_app()"],
@@ -125,6 +125,25 @@ def test_gunicorn_with_a_setting_pbm_cannot_use_stops_with_its_sentence(tmp_path
     assert ("pbm (gunicorn): PBM_SMTP_PORT must be a whole number from 1 to 65535, not 'abc' (set in the "
             "environment).") in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_behind_the_trusted_proxy_each_client_counts_as_itself(database_url, tmp_path):
+    """gunicorn gives the app the proxy's address: with PBM_TRUSTED_PROXY the app takes
+    the client's from that peer's X-Forwarded-For (and the scheme: Secure cookies), so
+    one client's spent quota on /new is not every client's."""
+    from .test_cli import through_proxy
+
+    server = Gunicorn(tmp_path, database_url, workers=1,
+                      settings={"PBM_TRUSTED_PROXY": "127.0.0.1", "PBM_NEW_GAMES_PER_HOUR": "1"})
+    try:
+        status, headers = through_proxy(server.base, "/new", "203.0.113.5")
+        assert status == 200 and "; Secure" in headers["Set-Cookie"]
+        game = {"game": "go", "mode": "same-device"}
+        assert through_proxy(server.base, "/new", "203.0.113.5", game)[0] == 303
+        assert through_proxy(server.base, "/new", "203.0.113.5", game)[0] == 429
+        assert through_proxy(server.base, "/new", "203.0.113.6", game)[0] == 303
+    finally:
+        server.stop()
 
 
 def test_the_access_log_leaves_out_the_secrets_of_private_links(database_url, tmp_path):

@@ -15,6 +15,7 @@ from werkzeug.exceptions import BadHost, HTTPException
 from .. import i18n
 from ..gamewords import game_sentence, speaks_current_language
 from ..config import load_settings, secret_key
+from .proxied import FromTrustedProxy
 from ..i18n import N_
 from ..i18n import gettext as _
 from ..service import Service
@@ -218,6 +219,8 @@ def create_app(overrides: dict | None = None) -> Flask:
     """Build the application; settings in ``overrides`` win over the environment."""
     settings = load_settings(overrides)
     app = App(__name__)
+    # the client's address, scheme and host as the trusted proxy forwards them; nobody else's X-Forwarded-*
+    app.wsgi_app = FromTrustedProxy(app.wsgi_app, settings.trusted_proxy)
     app.config.update(
         SECRET_KEY=secret_key(settings),
         # The whole request may hold a 10 MB mail plus its form encoding.
