@@ -276,6 +276,33 @@ def test_a_vacation_holds_reminders_and_expiry_and_moves_the_deadlines_on(server
     assert "If no move arrives by 2026-11-20 12:00 UTC" in text(outbox.new()[-1])
 
 
+def test_two_vacations_at_once_move_the_deadlines_by_the_time_held_once(server, players, outbox):
+    """alice away 11-04 to 11-14, bob 11-06 to 11-16: the board waited 12 days, not 10 + 10."""
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+    with freeze_time("2026-11-02 12:00:00"):
+        players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    with freeze_time("2026-11-03 12:00:00"):
+        players.send(BOB, "greatkingdom move 101 bob bobpw F6")  # alice to move: due 11-07, expires 11-10
+    with freeze_time("2026-11-04 12:00:00"):
+        assert players.send(ALICE, "vacation alice alicepw 10").status == "applied"
+    with freeze_time("2026-11-06 12:00:00"):
+        assert players.send(BOB, "vacation bob bobpw 10").status == "applied"
+    outbox.new()
+    with freeze_time("2026-11-14 12:01:00"):
+        sweep(server)  # alice's days have run out; bob is still away
+    ends = {to(m): text(m) for m in outbox.new()}
+    assert "Board 101 waits on: its other player is on vacation too, and its deadlines move on when they are " \
+        "back." in ends[ALICE]
+    assert "alice is back from vacation after 10 days. You are on vacation still: your boards with alice (101) " \
+        "wait for you, and their deadlines move on when you are back." in ends[BOB]
+    with freeze_time("2026-11-16 12:01:00"):
+        sweep(server)  # bob's too
+    b = board(server)
+    assert (b.nag_due_at.isoformat(), b.expire_due_at.isoformat()) == \
+        ("2026-11-19T12:00:00+00:00", "2026-11-22T12:00:00+00:00")
+
+
 def test_vacation_off_counts_the_days_begun_and_thirty_days_a_year_at_most(server, players, outbox):
     with freeze_time("2026-11-01 12:00:00"):
         players.send(ALICE, "greatkingdom challenge alice bob")  # due 11-05, expires 11-08

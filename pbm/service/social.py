@@ -283,30 +283,48 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
     away = unit.session.get(Vacation, vacation_id)
     unit.session.refresh(away)
     away.days = max(1, math.ceil((min(unit.now, away.until) - away.started_at) / DAY))
-    shift = away.days * DAY
     player = unit.session.get(Player, away.player_id)
     running = boards.lock_seated(unit, player, running=True)
+    opponents = {board.player_id(1 - board.seat_of(player.id)) for board in running}
+    also_away = {v.player_id: v for v in unit.session.exec(select(Vacation).where(
+        Vacation.player_id.in_(opponents), Vacation.ended_at.is_(None)))} if opponents else {}
+    held = []  # boards that wait for the opponent's vacation too: it moves them on as it ends
     for board in running:
+        other = also_away.get(board.player_id(1 - board.seat_of(player.id)))
+        if other is not None:
+            held.append(board.id)
+        shift = _held_alone(away, other) * DAY
         board.nag_due_at = board.nag_due_at + shift if board.nag_due_at else None
         board.expire_due_at = board.expire_due_at + shift if board.expire_due_at else None
         unit.session.add(board)
         unit.board_changed(board, aside=True)
     unit.session.flush()
-    _tell_boards(unit, player, away, running, started=False, left=days_left(unit, player))
+    _tell_boards(unit, player, away, running, started=False, left=days_left(unit, player), held=held)
     return True
 
 
+def _held_alone(away: Vacation, other: Vacation | None) -> int:
+    """The days an ending vacation held a board that the opponent's running one (if any)
+    does not: the time before the opponent left; from then on the board waits for them
+    too, and their vacation moves it on as it ends. So two vacations at once move the
+    deadlines by the time the board waited, once."""
+    if other is None:
+        return away.days
+    return min(away.days, max(0, math.ceil((other.started_at - away.started_at) / DAY)))
+
+
 def _tell_boards(unit: Unit, player: Player, away: Vacation, running: list[Board], *, started: bool,
-                 left: int) -> None:
+                 left: int, held: list[int] = ()) -> None:
     """The player learns the days left; each opponent of a ``running`` board, once,
-    which of their boards wait (or go on)."""
+    which of their boards wait (or go on). ``held``: boards whose other player is
+    away too, so they wait on for that vacation."""
     shared: dict[int, list[int]] = defaultdict(list)
     for board in running:
         shared[board.player_id(1 - board.seat_of(player.id))].append(board.id)
     auto = "auto-replied" if started else "auto-generated"
     letters.send(unit, player.email, "vacation", auto=auto, userid=player.userid, away=away, started=started,
-                 left=left, boards=[b.id for b in running], allowance=VACATION_DAYS)
+                 left=left, boards=[b.id for b in running], allowance=VACATION_DAYS, held=held)
     for opponent_id, board_ids in shared.items():
         opponent = unit.session.get(Player, opponent_id)
         letters.send(unit, opponent.email, "vacation_notice", auto="auto-generated", userid=player.userid,
-                     away=away, started=started, boards=board_ids)
+                     away=away, started=started, boards=board_ids, still_away=bool(set(board_ids) & set(held)))
