@@ -249,6 +249,14 @@ def _check_database_url(url: str, where: str) -> None:
         parsed = None
     if parsed is None or parsed.drivername not in ("sqlite", "sqlite+pysqlite", *POSTGRESQL_DRIVERS):
         raise SettingsError(f"PBM_DATABASE_URL must be {wanted}, not {url[:200]!r} ({where}).")
+    if parsed.drivername in POSTGRESQL_DRIVERS and not (parsed.database or parsed.query.get("dbname")):
+        # libpq would pick a database by the user's name: pbm's tables made in whatever that is
+        raise SettingsError(f"PBM_DATABASE_URL must name the PostgreSQL database (postgresql://user@host/db), "
+                            f"not {url[:200]!r} ({where}).")
+    if parsed.drivername not in POSTGRESQL_DRIVERS and parsed.database in (None, "", ":memory:"):
+        # every connection would open a database of its own, empty
+        raise SettingsError(f"PBM_DATABASE_URL must name the SQLite file (sqlite:///path/pbm.sqlite3), "
+                            f"not {url[:200]!r} ({where}).")
 
 
 def _with_driver(url: str) -> str:

@@ -73,6 +73,12 @@ def test_every_variable_is_read_from_the_environment():
                                   "not 'pbm'"),
     ("PBM_BASE_URL", "games.example.org", "PBM_BASE_URL must be an http:// or https:// address"),
     ("PBM_DATABASE_URL", "nonsense", "PBM_DATABASE_URL must be a SQLAlchemy URL of SQLite"),
+    ("PBM_DATABASE_URL", "postgresql://", "PBM_DATABASE_URL must name the PostgreSQL database (postgresql://user@host/"
+                                          "db), not 'postgresql://' (set in the environment)."),
+    ("PBM_DATABASE_URL", "postgresql://pbm@db.example", "PBM_DATABASE_URL must name the PostgreSQL database"),
+    ("PBM_DATABASE_URL", "sqlite://", "PBM_DATABASE_URL must name the SQLite file (sqlite:///path/pbm.sqlite3), "
+                                      "not 'sqlite://'"),
+    ("PBM_DATABASE_URL", "sqlite:///:memory:", "PBM_DATABASE_URL must name the SQLite file"),
     ("PBM_DATABASE_URL", "mysql://pbm@db/pbm", "(postgresql://user@host/db), not "
                                                     "'mysql://pbm@db/pbm'"),
     ("PBM_GNUGO_LEVEL", "42", "PBM_GNUGO_LEVEL must be a whole number from 1 to 10, not '42'"),
