@@ -303,6 +303,32 @@ def test_two_vacations_at_once_move_the_deadlines_by_the_time_held_once(server, 
         ("2026-11-19T12:00:00+00:00", "2026-11-22T12:00:00+00:00")
 
 
+def test_a_vacation_begun_after_a_deadline_passed_holds_no_board_past_it(server, players, outbox):
+    """The scheduler was late: alice's board expired at 11-10 12:00, her vacation came at
+    13:00, before the sweep. The vacation holds her other boards, not that one: it
+    expires as it would have (bob would otherwise wait up to 30 more days)."""
+    with freeze_time("2026-11-01 12:00:00"):
+        players.send(ALICE, "greatkingdom challenge alice bob")
+    with freeze_time("2026-11-02 12:00:00"):
+        players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
+    with freeze_time("2026-11-03 12:00:00"):
+        players.send(BOB, "greatkingdom move 101 bob bobpw F6")  # alice to move: expires 11-10 12:00
+    with freeze_time("2026-11-08 12:00:00"):
+        players.send(BOB, "greatkingdom challenge bob alice")  # 102, bob to move: expires 11-15
+    outbox.new()
+    with freeze_time("2026-11-10 13:00:00"):
+        assert players.send(ALICE, "vacation alice alicepw 10").status == "applied"
+    told = {to(m): text(m) for m in outbox.new()}
+    assert "Board 101 is past its deadline already: the vacation does not hold it." in told[ALICE]
+    assert "Your board with alice (102) waits" in told[BOB] and "101" not in told[BOB]
+    with freeze_time("2026-11-10 13:01:00"):
+        assert sweep(server)["expired"] == 1
+    assert (board(server, 101).status, board(server, 102).status) == ("finished", "active")
+    with freeze_time("2026-11-20 13:01:00"):
+        sweep(server)  # the vacation ends: 102 moves on by its 10 days
+    assert board(server, 102).expire_due_at.isoformat() == "2026-11-25T12:00:00+00:00"
+
+
 def test_vacation_off_counts_the_days_begun_and_thirty_days_a_year_at_most(server, players, outbox):
     with freeze_time("2026-11-01 12:00:00"):
         players.send(ALICE, "greatkingdom challenge alice bob")  # due 11-05, expires 11-08

@@ -58,9 +58,12 @@ def _due(engine: Engine, condition) -> list[int]:
         return list(session.exec(select(Board.id).where(Board.status == "active", condition)).all())
 
 
-def _nobody_away():
-    """The condition that neither player of a board is on vacation."""
-    away = select(Vacation.player_id).where(Vacation.ended_at.is_(None))
+def _nobody_away(before=None):
+    """The condition that neither player of a board is on vacation (``before``: on a
+    vacation begun before that time of the board's, its deadline: a vacation begun after
+    the deadline passed, the sweep being late, does not hold it)."""
+    away = select(Vacation.player_id).where(Vacation.ended_at.is_(None),
+                                            *([Vacation.started_at < before] if before is not None else []))
     return Board.seat0_id.not_in(away) & Board.seat1_id.not_in(away)
 
 
@@ -113,7 +116,7 @@ def expire_boards(engine: Engine, settings: Settings, now: datetime | None = Non
     does), otherwise the player to move forfeits."""
     now = now or utcnow()
     end_vacations(engine, settings, now)
-    due = (Board.expire_due_at <= now) & _nobody_away()
+    due = (Board.expire_due_at <= now) & _nobody_away(before=Board.expire_due_at)
 
     def expire(unit: Unit, board_id: int) -> bool:
         board = _claim(unit, board_id, due, {})

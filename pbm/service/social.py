@@ -269,7 +269,15 @@ def vacation(unit: Unit, command: Command, comment: str) -> None:
     running = boards.lock_seated(unit, player, running=True)
     for board in running:  # their pages say who is away
         unit.board_changed(board, aside=True)  # the answer is about the player, not a board
-    _tell_boards(unit, player, away, running, started=True, left=left - days)
+    held = [board for board in running if not _past_deadline(board, unit.now)]
+    _tell_boards(unit, player, away, held, started=True, left=left - days,
+                 overdue=[board.id for board in running if board not in held])
+
+
+def _past_deadline(board: Board, when) -> bool:
+    """Whether ``board``'s expiry had come by ``when`` (the sweep was late): a vacation
+    begun then does not hold it (``deadlines.expire_boards``)."""
+    return board.expire_due_at is not None and board.expire_due_at <= when
 
 
 def end_vacation(unit: Unit, vacation_id: int) -> bool:
@@ -293,7 +301,7 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
         other = also_away.get(board.player_id(1 - board.seat_of(player.id)))
         if other is not None:
             held.append(board.id)
-        shift = _held_alone(away, other) * DAY
+        shift = _held_alone(away, board, other) * DAY
         board.nag_due_at = board.nag_due_at + shift if board.nag_due_at else None
         board.expire_due_at = board.expire_due_at + shift if board.expire_due_at else None
         unit.session.add(board)
@@ -303,27 +311,31 @@ def end_vacation(unit: Unit, vacation_id: int) -> bool:
     return True
 
 
-def _held_alone(away: Vacation, other: Vacation | None) -> int:
+def _held_alone(away: Vacation, board: Board, other: Vacation | None) -> int:
     """The days an ending vacation held a board that the opponent's running one (if any)
     does not: the time before the opponent left; from then on the board waits for them
     too, and their vacation moves it on as it ends. So two vacations at once move the
-    deadlines by the time the board waited, once."""
+    deadlines by the time the board waited, once. None for a board past its deadline
+    when the vacation began: not held."""
+    if _past_deadline(board, away.started_at):
+        return 0
     if other is None:
         return away.days
     return min(away.days, max(0, math.ceil((other.started_at - away.started_at) / DAY)))
 
 
 def _tell_boards(unit: Unit, player: Player, away: Vacation, running: list[Board], *, started: bool,
-                 left: int, held: list[int] = ()) -> None:
+                 left: int, held: list[int] = (), overdue: list[int] = ()) -> None:
     """The player learns the days left; each opponent of a ``running`` board, once,
     which of their boards wait (or go on). ``held``: boards whose other player is
-    away too, so they wait on for that vacation."""
+    away too, so they wait on for that vacation; ``overdue``: boards past their
+    deadline as the vacation began, which it does not hold."""
     shared: dict[int, list[int]] = defaultdict(list)
     for board in running:
         shared[board.player_id(1 - board.seat_of(player.id))].append(board.id)
     auto = "auto-replied" if started else "auto-generated"
     letters.send(unit, player.email, "vacation", auto=auto, userid=player.userid, away=away, started=started,
-                 left=left, boards=[b.id for b in running], allowance=VACATION_DAYS, held=held)
+                 left=left, boards=[b.id for b in running], allowance=VACATION_DAYS, held=held, overdue=overdue)
     for opponent_id, board_ids in shared.items():
         opponent = unit.session.get(Player, opponent_id)
         letters.send(unit, opponent.email, "vacation_notice", auto="auto-generated", userid=player.userid,
