@@ -359,3 +359,27 @@ def test_a_german_error_mail_quotes_the_mail_under_the_german_word_for_subject(p
     error = body(outbox.to(BOB)[-1])
     assert "Deine Nachricht war:\n> Betreff: greatkingdom move 101 bob bobpw Z9" in error  # to its sender only
     assert "Subject:" not in error
+
+
+# -- 7. what a German reader still met in English forms (the probe of 2026-12) ---------------
+
+
+def test_the_count_of_a_boards_watchers_is_a_german_sentence(players, outbox, app):
+    """"Watched by 1" counts, it names nobody: in German the count takes its noun,
+    singular or plural (dative), in the show mail and on the board's page."""
+    for userid in ("carol", "dave"):
+        players.send(f"{userid}@players.test", f"signup {userid} {userid}pw")
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "greatkingdom challenge alice bob")
+    players.send("carol@players.test", "greatkingdom subscribe 101 carol carolpw")
+    players.send(ALICE, "greatkingdom show 101")
+    assert "Beobachtet von 1 Spieler." in body(outbox.new()[-1])
+    page = app.test_client().get("/games/101", headers=GERMAN).get_data(as_text=True)
+    assert 'data-watchers="1">Beobachtet von 1 Spieler</p>' in page
+    players.send("dave@players.test", "greatkingdom subscribe 101 dave davepw")
+    players.send(ALICE, "greatkingdom show 101")
+    assert "Beobachtet von 2 Spielern." in body(outbox.new()[-1])
+    page = app.test_client().get("/games/101", headers=GERMAN).get_data(as_text=True)
+    assert 'data-watchers="2">Beobachtet von 2 Spielern</p>' in page
+    players.send(BOB, "greatkingdom show 101")  # bob reads English, as before
+    assert "Watched by 2." in body(outbox.new()[-1])
