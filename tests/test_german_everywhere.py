@@ -15,6 +15,8 @@ from pbm import i18n
 from pbm import gamewords
 from pbm.gamewords import game_sentence
 from pbm.games import REGISTRY, get_game
+from pbm.db import reading
+from pbm.models import Board
 from pbm.render import board_svg
 
 from .conftest import body
@@ -383,3 +385,25 @@ def test_the_count_of_a_boards_watchers_is_a_german_sentence(players, outbox, ap
     assert 'data-watchers="2">Beobachtet von 2 Spielern</p>' in page
     players.send(BOB, "greatkingdom show 101")  # bob reads English, as before
     assert "Watched by 2." in body(outbox.new()[-1])
+
+
+def test_two_tigers_sides_are_plural_and_the_reasons_never_decline_them_wrongly(players, outbox, server):
+    """The Two Tigers sides are plurals (die Ziegen, die Tiger): "Zeitüberschreitung von
+    Ziegen" or "Absage von Tiger" is broken German; the reasons name the side in
+    brackets, as "Aufgabe (Ziegen)" does."""
+    from datetime import timedelta
+
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, "twotigers challenge alice bob")
+    players.send(BOB, "twotigers move 101 bob bobpw decline")
+    declined = flat(outbox.to(ALICE)[-1])
+    assert "Partie abgebrochen: Absage (Tiger) vor dem ersten Zug." in declined
+    players.send(ALICE, "twotigers challenge alice bob")
+    players.send(ALICE, "twotigers move 102 alice alicepw b5-b4")
+    players.send(BOB, "twotigers move 102 bob bobpw c4-c5")
+    with reading(server.engine) as session:
+        expiry = session.get(Board, 102).expire_due_at
+    assert server.expire_boards(now=expiry + timedelta(seconds=1)) == 1
+    expired = flat(outbox.to(ALICE)[-1])
+    assert "Gewonnen hat bob. Zeitüberschreitung (Ziegen)." in expired
+    assert not re.search(r"von (Ziegen|Tiger)\b", declined + expired)
