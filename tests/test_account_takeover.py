@@ -285,3 +285,18 @@ def test_an_invited_address_with_accents_keeps_its_letters_in_the_userid(players
     for address in ("jürgen@players.test", "josé@players.test", "straße@players.test"):
         assert players.send("alice@players.test", f"go challenge alice {address}").status == "applied", address
     assert {"juergen", "jose", "strasse"} <= set(accounts(server))
+
+
+def test_an_invited_player_signs_up_with_the_userid_the_invitation_names(players, outbox, server):
+    """The invitation says: send "signup carol <password>" from this address. That
+    userid is the invited seat's own, so it is no other's to refuse as taken; from
+    any other address it still is."""
+    carol = "carol@players.test"
+    players.send(ALICE, f"greatkingdom challenge alice {carol}")
+    assert 'send "signup carol <password>" from this address' in flat(outbox.to(carol)[-1])
+    assert players.send(ATTACKER, "signup carol secret9").status == "rejected"  # taken, for anyone else
+    assert players.send(carol, "signup carol carolpw").status == "applied"
+    assert accounts(server)["carol"] == (carol, False)
+    assert outbox.to(carol)[-1]["Subject"] == "pbm signup"
+    assert players.send(carol, "greatkingdom move 101 carol carolpw decline").status == "applied"  # her board
+    assert players.send(carol, "signup carol carolpw").status == "rejected"  # once only

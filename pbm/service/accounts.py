@@ -148,10 +148,12 @@ def signup(unit: Unit, command: Command, comment: str) -> None:
     if reserved(userid):
         raise PlayerError(lazy_gettext("\"%(userid)s\" cannot be a userid: the server keeps it for its own use; "
                                        "choose another.", userid=as_typed(userid)), USAGE["signup"])
-    if by_userid(unit.session, userid):
+    address = player_address(unit.settings, command.args[0], USAGE["signup"]) if command.args else unit.mail.sender
+    taken = by_userid(unit.session, userid)
+    # an invited player's own userid (the one their invitation names) is theirs to sign up with
+    if taken and not (taken.invited and address == unit.mail.sender and taken.email == address):
         raise PlayerError(lazy_gettext("The userid %(userid)s is taken; choose another.", userid=userid),
                           USAGE["signup"])
-    address = player_address(unit.settings, command.args[0], USAGE["signup"]) if command.args else unit.mail.sender
     address_is_free(unit, address, None)
     password_hash = unit.new_password_hash(command.password)
     if address == unit.mail.sender:
