@@ -407,3 +407,23 @@ def test_two_tigers_sides_are_plural_and_the_reasons_never_decline_them_wrongly(
     expired = flat(outbox.to(ALICE)[-1])
     assert "Gewonnen hat bob. Zeitüberschreitung (Ziegen)." in expired
     assert not re.search(r"von (Ziegen|Tiger)\b", declined + expired)
+
+
+def test_a_stranger_invited_by_a_german_player_is_written_to_in_german(players, outbox):
+    """Whoever challenges a new address knows its owner: the invitation and the
+    invited player's later mails are in the challenger's language (until they sign
+    up and choose), and a German invitation says how to get English."""
+    friend = "freund@players.test"
+    players.send(ALICE, "language alice alicepw de")
+    players.send(ALICE, f"go challenge alice {friend}")
+    invitation = flat(outbox.to(friend)[-1])
+    assert "alice fordert dich zu einer Partie Go heraus (Brett 101)." in invitation
+    assert "Go Brett 101: alice (Schwarz) gegen freund (Weiß)" in invitation
+    assert "Mails in English, once you have signed up: language freund <password> en" in invitation
+    players.send(ALICE, "go move 101 alice alicepw D4")
+    assert "freund ist am Zug." in flat(outbox.to(friend)[-1])
+    players.send(friend, "go move 101 freund x E5")  # no password yet: refused, in German
+    assert "freund hat noch kein Passwort" in flat(outbox.to(friend)[-1])
+    players.send(BOB, "go challenge bob stranger@players.test")  # bob writes English: as before
+    assert "bob has challenged you to a game of Go (board 102)." in flat(outbox.to("stranger@players.test")[-1])
+    assert "Mails in English" not in flat(outbox.to("stranger@players.test")[-1])

@@ -292,9 +292,10 @@ def signed_off(player: Player) -> PlayerError:
                        USAGE["challenge"])
 
 
-def resolve(unit: Unit, name: str) -> Player:
+def resolve(unit: Unit, name: str, language: str = i18n.DEFAULT) -> Player:
     """A challenged player by userid or address; an unknown address is invited
-    (a player without a password, who plays by replying)."""
+    (a player without a password, who plays by replying), in ``language``: the
+    challenger's, who knows whom they invite (they choose another once signed up)."""
     s = unit.session
     if name.lower() == computer.USERID:
         return computer.player(unit)
@@ -310,7 +311,8 @@ def resolve(unit: Unit, name: str) -> Player:
     player = by_address(s, address)
     if player:
         return player
-    player = Player(userid=_invited_userid(s, address), email=address, invited=True, created_at=unit.now)
+    player = Player(userid=_invited_userid(s, address), email=address, invited=True, language=language,
+                    created_at=unit.now)
     s.add(player)
     s.flush()
     return player

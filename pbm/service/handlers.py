@@ -45,7 +45,7 @@ def challenge(unit: Unit, command: Command, comment: str) -> None:
     if challenger is None or challenger.invited:
         raise PlayerError(lazy_gettext("Only players with an account can challenge; sign up first with: "
                                        "signup <userid> <password>"), USAGE["signup"])
-    seats: tuple[Player, Player] = tuple(accounts.resolve(unit, name) for name in command.args)
+    seats: tuple[Player, Player] = tuple(accounts.resolve(unit, name, challenger.language) for name in command.args)
     if seats[0].id == seats[1].id:
         raise PlayerError(lazy_gettext("A game needs two different players."), USAGE["challenge"])
     if challenger.id not in (seats[0].id, seats[1].id):
