@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from pbm.games import REGISTRY
 
-from .browser import (DESKTOP, HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width, new_browser,
+from .browser import (ALICE, DESKTOP, HAVE_CHROMIUM, PHONE, axe_source, axe_violations, fits_width, new_browser,
                       screenshot)
 from .browser.driving import (by_css, click, focus_board, follow, keys, open_page, shown_move, status, wait_for_move,
                               waiter)
@@ -132,6 +132,18 @@ def test_phone_pages_fit_and_nineteen_by_nineteen_plays_by_tap(site, phone):
     assert site.moves(go19)[-1] == "K10"
     waiter(phone).until(lambda d: d.execute_script("return window.scrollY") == scrolled,
                         "the page to come back where the player was")
+
+
+def test_a_chat_holding_a_long_link_fits_a_phone(site, phone):
+    """A chat's words come from a mail: a link (or any word) longer than the screen is
+    wide breaks inside the chat rather than widening the page."""
+    board = site.board("go", moves=["D4"])
+    link = "https://example.com/" + "alongpathsegment" * 8
+    assert site.mail(ALICE, f"go chat {board.id} alice alicepw", f"look at {link}")["status"] == "applied"
+    open_page(phone, board.play_url(1))
+    assert link in by_css(phone, ".chats").text
+    scroll_width, inner_width = fits_width(phone)
+    assert inner_width == PHONE[0] and scroll_width <= inner_width
 
 
 def watchers_link(site, board) -> str:
