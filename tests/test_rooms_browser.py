@@ -114,6 +114,30 @@ def test_a_friend_game_across_two_browsers_rejoin_and_a_third_refused(site, desk
         desktop.get(f"{site.base}/language/en?next=/new")  # the browser serves the next tests too
 
 
+def test_forgetting_a_remembered_game_by_keyboard_keeps_the_focus_in_the_list(site, desktop):
+    """Forget rebuilds the list of games this browser remembers: the keyboard's place is
+    the next game's Forget button, and with the last game gone the game choice (the
+    list hides), never the page's top."""
+    from selenium.webdriver.common.keys import Keys
+
+    from .browser.driving import keys
+
+    desktop.get(f"{site.base}/new")
+    desktop.execute_script("localStorage.clear()")
+    for name in ("Ann", "Ben"):
+        start(desktop, site.base, "same-device", game="twotigers", name=name)
+    desktop.get(f"{site.base}/new?game=twotigers")
+    waiter(desktop).until(lambda d: len(d.find_elements("css selector", "[data-saved] li")) == 2)
+    desktop.execute_script("document.querySelector('[data-saved] li button').focus()")
+    keys(desktop, Keys.ENTER)
+    waiter(desktop).until(lambda d: len(d.find_elements("css selector", "[data-saved] li")) == 1)
+    assert desktop.execute_script("return document.activeElement === document.querySelector('[data-saved] button')")
+    assert desktop.execute_script("return getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    keys(desktop, Keys.ENTER)
+    waiter(desktop).until(lambda d: not by_css(d, "[data-saved-games]").is_displayed())
+    assert desktop.execute_script("return document.activeElement.getAttribute('data-game-choice')") == "twotigers"
+
+
 @pytest.fixture(scope="module")
 def gated(tmp_path_factory):
     """A server whose GNU Go starts only once the file ``gate`` exists, so the test

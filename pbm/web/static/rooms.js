@@ -67,8 +67,10 @@
         var forget = element("button", text("forget"), { type: "button",
                                                           "aria-label": text("forget_board", { board: e.board }) });
         forget.addEventListener("click", function () {
+          var place = Array.prototype.indexOf.call(section.querySelectorAll("[data-saved] button"), forget);
           store(mode, load(mode).filter(function (other) { return other.room !== e.room; }));
           listSaved(section);
+          keepFocus(section, place);
         });
         li.appendChild(forget);
         ul.appendChild(li);
@@ -76,6 +78,15 @@
       lists.appendChild(ul);
     });
     section.hidden = !lists.childNodes.length;
+  }
+
+  /* The list was built anew: the keyboard's place is the Forget button that took the
+     forgotten one's place (or the one before it), or with none left the game chosen. */
+  function keepFocus(section, place) {
+    var buttons = section.querySelectorAll("[data-saved] button");
+    var next = buttons[Math.min(place, buttons.length - 1)] ||
+      document.querySelector("[data-game-choice][aria-current]");
+    if (next) { next.focus(); }
   }
 
   /* What the list remembers is as the game's page last showed it: ask the server how
