@@ -286,17 +286,27 @@
     keepScroll();
   });
   // The page a move comes back to is scrolled as it was (on a phone the board is
-  // below the room's explanation: the player would scroll down again for every move).
+  // below the room's explanation: the player would scroll down again for every move),
+  // and its board zoomed in as far and scrolled inside its frame to the same place.
   function keepScroll() {
     try {
-      window.sessionStorage.setItem("pbm.scroll", JSON.stringify({ path: window.location.pathname, y: window.scrollY }));
+      window.sessionStorage.setItem("pbm.scroll", JSON.stringify({
+        path: window.location.pathname, y: window.scrollY, zoom: zoom,
+        left: frame ? frame.scrollLeft : 0, top: frame ? frame.scrollTop : 0 }));
     } catch (e) { /* private mode */ }
   }
   function restoreScroll() {
     try {
       var kept = JSON.parse(window.sessionStorage.getItem("pbm.scroll") || "null");
       window.sessionStorage.removeItem("pbm.scroll");
-      if (kept && kept.path === window.location.pathname) { window.scrollTo(0, kept.y); }
+      if (!kept || kept.path !== window.location.pathname) { return; }
+      var zoomBar = one("[data-zoom]", live);
+      if (frame && zoomBar && !zoomBar.hidden && kept.zoom) {
+        setZoom(kept.zoom);
+        frame.scrollLeft = kept.left || 0;
+        frame.scrollTop = kept.top || 0;
+      }
+      window.scrollTo(0, kept.y);
     } catch (e) { /* private mode, or not ours */ }
   }
   live.addEventListener("input", function (event) {
