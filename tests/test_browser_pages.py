@@ -161,6 +161,31 @@ def test_a_zoomed_in_board_stays_zoomed_in_where_it_was_after_a_move_on_a_phone(
     assert fits_width(phone)[0] <= PHONE[0]
 
 
+def test_a_zoomed_in_board_stays_zoomed_in_while_the_history_steps_on_a_phone(site, phone):
+    """Each step through the history loads the position's page: it comes back zoomed in
+    as far, showing the same part of the board."""
+    board = site.board("go", "-size=19", moves=["Q16", "D4", "R3", "C17"])
+    open_page(phone, board.url)
+    frame_width = phone.execute_script("return document.querySelector('[data-board-frame]').clientWidth")
+    waiter(phone).until(lambda d: by_css(d, "[data-zoom]").is_displayed(), "the zoom buttons (the script)")
+    click(phone, '[data-zoom-step="1"]')
+    click(phone, '[data-zoom-step="1"]')
+
+    def zoomed_in(driver) -> bool:
+        return driver.execute_script("return document.querySelector('svg.board').clientWidth") >= 1.9 * frame_width
+
+    waiter(phone).until(zoomed_in, "the board zoomed in")
+    phone.execute_script("document.querySelector('[data-point=\"R3\"]').scrollIntoView({block: 'center'})")
+    scrolled = "const f = document.querySelector('[data-board-frame]'); return [f.scrollLeft, f.scrollTop]"
+    kept = phone.execute_script(scrolled)
+    assert kept[0] > 0
+    phone.execute_script("document.querySelector('[data-history-step=\"previous\"]').scrollIntoView()")
+    click(phone, '[data-history-step="previous"]')
+    wait_for_move(phone, 3)
+    waiter(phone).until(zoomed_in, "the board zoomed in again")
+    assert [abs(now - then) <= 1 for now, then in zip(phone.execute_script(scrolled), kept)] == [True, True]
+
+
 def test_a_chat_holding_a_long_link_fits_a_phone(site, phone):
     """A chat's words come from a mail: a link (or any word) longer than the screen is
     wide breaks inside the chat rather than widening the page."""

@@ -220,6 +220,7 @@
   // or the slider ("board", "slider"), so the keys go on there.
   function stepTo(href, focus) {
     try { window.sessionStorage.setItem("pbm.focus", focus); } catch (e) { /* private mode */ }
+    keepScroll();
     window.location.href = href;
   }
   function focusAfterStep() {
@@ -242,7 +243,8 @@
   /* ---- events on the live part (delegated: the part is swapped on each move) -- */
   live.addEventListener("click", function (event) {
     var target = event.target.closest("[data-point], [data-cell], [data-action], [data-cancel], [data-zoom-step], " +
-                                      "[data-cell-link], .orientation-choice, [data-history-show]");
+                                      "[data-cell-link], .orientation-choice, [data-history-show], " +
+                                      "[data-history-step]");
     if (!target) { return; }
     if (target.matches("[data-point], [data-cell]")) {
       if (frame.contains(target) && targets) { cursorName = hookName(target); choose(target); }
@@ -273,6 +275,9 @@
       var hook = hookNamed(target.getAttribute("data-cell-link"));
       if (hook) { cursorName = hookName(hook); choose(hook); }
     } else if (target.matches(".orientation-choice")) { event.preventDefault(); send(target.value); }
+    else if (target.matches("[data-history-step]") && !(event.ctrlKey || event.metaKey || event.shiftKey)) {
+      keepScroll();  // the link loads the position's page in this tab
+    }
   });
   live.addEventListener("keydown", function (event) {
     if (frame && event.target === frame) { onBoardKey(event); }
@@ -285,7 +290,7 @@
     live.setAttribute("aria-busy", "true");
     keepScroll();
   });
-  // The page a move comes back to is scrolled as it was (on a phone the board is
+  // The page a move or a step through the history comes back to is scrolled as it was (on a phone the board is
   // below the room's explanation: the player would scroll down again for every move),
   // and its board zoomed in as far and scrolled inside its frame to the same place.
   function keepScroll() {
