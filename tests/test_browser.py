@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from .browser import ALICE, HAVE_CHROMIUM, Site, console_errors, make_mail, start_server, stop_server
+from .browser import (ALICE, HAVE_CHROMIUM, Site, axe_source, axe_violations, console_errors, make_mail, start_server,
+                      stop_server)
 from .browser.driving import (by_css, click, explanation, focus_board, keys, open_page, shown_move, status,
                               waiter, wait_for_move)
 from .browser.fixtures import browsers, desktop, phone, second, site  # noqa: F401 (fixtures)
@@ -244,6 +245,8 @@ def test_your_boards_and_the_watcher_count_follow_changes_without_a_reload(site,
 
 
 def test_a_second_tab_takes_the_seat_over(site, desktop):
+    from selenium.webdriver.common.keys import Keys
+
     board = site.board("twotigers")
     open_page(desktop, board.play_url(0))
     first = desktop.current_window_handle
@@ -254,6 +257,14 @@ def test_a_second_tab_takes_the_seat_over(site, desktop):
         desktop.switch_to.window(first)
         waiter(desktop, 5).until(lambda d: by_css(d, "[data-takeover]").is_displayed())
         assert "open in another tab" in by_css(desktop, "[data-takeover]").text
+        # The dimmed board, move form and buttons take no click, nor the keyboard (inert):
+        # Tab goes from the notice's button past them, and axe finds no dimmed text to read.
+        announced = desktop.execute_script("return document.querySelector('body > p[aria-live=polite]').textContent")
+        assert "open in another tab" in announced  # for a screen reader
+        desktop.execute_script("document.querySelector('[data-take-back]').focus()")
+        keys(desktop, Keys.TAB)
+        assert desktop.execute_script("return !document.activeElement.closest('.board-frame, .move-form, .actions')")
+        assert axe_violations(desktop, axe_source()) == []
     finally:
         for handle in desktop.window_handles:
             if handle != first:

@@ -474,8 +474,10 @@
       stream.close();
       replaced = true;
       document.body.classList.add("replaced");
+      // The dimmed parts take no click (CSS), nor the keyboard, nor are they read as text.
+      all(".board-frame, .move-form, .actions", live).forEach(function (part) { part.inert = true; });
       var notice = one("[data-takeover]");
-      if (notice) { notice.hidden = false; }
+      if (notice) { notice.hidden = false; announcer.textContent = notice.textContent.replace(/\s+/g, " ").trim(); }
     });
     /* A lost connection is tried again soon, at most 2 s apart (a little less at
        random, so that the pages of a restarted server do not all come at once): a
