@@ -44,18 +44,14 @@ class _Courier:
     the next commit in this process to write them in its transaction (``carried_marks``);
     when none comes within ``MARK_WAIT_SECONDS``, or someone waits for the deliveries,
     the thread writes them in one transaction of their own. Started at the first
-    mail, anew in a forked child.
-
-    Each hand-over has an event of its own, set once its mails are sent: a request
-    waiting for its mails is woken by its own delivery only (one condition for all
-    woke every waiting request at every hand-over, each to take the GIL and wait again)."""
+    mail, anew in a forked child."""
 
     def __init__(self):
-        lock = threading.Lock()
-        self._work = threading.Condition(lock)  # the thread waits here for mails, marks and waiters
-        self._idle = threading.Condition(lock)  # callers of ``wait`` wait here for the thread to finish
-        self._waiting: list[tuple[Engine, Settings, list[Outgoing], threading.Event]] = []
+        self._changed = threading.Condition()
+        self._waiting: list[tuple[Engine, Settings, list[Outgoing]]] = []
         self._sending = False
+        self._handed = 0  # tickets given out, one per hand-over, in order
+        self._done = 0  # every hand-over up to this ticket has been sent (or its failure recorded)
         # delivered, not marked yet: engine -> (Message-ID and claim, first delivered at, first kept at)
         self._marks: dict[Engine, tuple[Marks, datetime, float]] = {}
         self._waiters = 0  # callers of ``wait``: the marks are written at once for them
@@ -64,54 +60,53 @@ class _Courier:
     def add_marks(self, engine: Engine, marks: Marks, now: datetime) -> None:
         """Keep the marks "sent" of mails delivered at ``now`` for a commit to carry."""
         if marks:
-            with self._work:
+            with self._changed:
                 kept, since, first = self._marks.get(engine, ([], now, time.monotonic()))
                 self._marks[engine] = (kept + marks, min(since, now), first)
                 self._start()
-                self._work.notify()
+                self._changed.notify_all()
 
     def take_marks(self, engine: Engine) -> tuple[Marks, datetime | None]:
         """The marks kept for ``engine`` and when the first of them was delivered, no
         longer kept (``give_back`` returns them when their transaction fails)."""
-        with self._work:
+        with self._changed:
             kept, since, _ = self._marks.pop(engine, ([], None, 0.0))
-            if kept:
-                self._idle.notify_all()
             return kept, since
 
     def give_back(self, engine: Engine, marks: Marks, since: datetime | None) -> None:
         if marks:
             self.add_marks(engine, marks, since)
 
-    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> threading.Event:
-        """Queue ``rows`` for the thread; returns the event set once they are sent."""
-        sent = threading.Event()
-        with self._work:
-            self._waiting.append((engine, settings, rows, sent))
+    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> int:
+        """Queue ``rows`` for the thread; returns the ticket ``wait_for`` takes."""
+        with self._changed:
+            self._handed += 1
+            self._waiting.append((engine, settings, rows))
             self._start()
-            self._work.notify()
-        return sent
+            self._changed.notify_all()
+            return self._handed
 
     def _due_marks(self) -> dict[Engine, tuple[Marks, datetime, float]]:
-        """The kept marks to write now (the caller holds the lock): every one when
+        """The kept marks to write now (the caller holds ``_changed``): every one when
         someone waits for the deliveries, else those kept over ``MARK_WAIT_SECONDS``."""
         due = time.monotonic() - MARK_WAIT_SECONDS
         return {engine: kept for engine, kept in self._marks.items() if self._waiters or kept[2] <= due}
 
     def _start(self) -> None:
-        """Start the thread if it does not run yet (the caller holds the lock)."""
+        """Start the thread if it does not run yet (the caller holds ``_changed``)."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="pbm-outbox", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
         while True:
-            with self._work:
+            with self._changed:
                 # Marks no commit came to carry in time, or that someone waits for, are
                 # written here; under load each commit carries those kept before it.
                 while not (self._waiting or self._due_marks()):
-                    self._work.wait(MARK_WAIT_SECONDS if self._marks else None)
+                    self._changed.wait(MARK_WAIT_SECONDS if self._marks else None)
                 waiting, self._waiting = self._waiting, []
+                last = self._handed  # the hand-overs taken are every one up to here
                 marks = self._due_marks()
                 for engine in marks:
                     del self._marks[engine]
@@ -120,26 +115,30 @@ class _Courier:
                 for engine, (kept, since, _) in marks.items():
                     _mark_alone(engine, kept, since)
                 batches: dict[tuple[Engine, Settings], list[Outgoing]] = {}
-                for engine, settings, rows, _ in waiting:
+                for engine, settings, rows in waiting:
                     batches.setdefault((engine, settings), []).extend(rows)
                 for (engine, settings), rows in batches.items():
                     _send_committed(engine, settings, rows)
             finally:
-                for *_, sent in waiting:
-                    sent.set()
-                with self._work:
+                with self._changed:
                     self._sending = False
-                    self._idle.notify_all()
+                    self._done = last
+                    self._changed.notify_all()
+
+    def wait_for(self, ticket: int, timeout: float) -> bool:
+        """Wait until the hand-over ``ticket`` has been sent, at most ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._done >= ticket, timeout)
 
     def wait(self, timeout: float) -> bool:
         """Wait until nothing handed over is waiting or being sent, and every delivered
         mail is marked sent, at most ``timeout`` seconds; returns whether that happened."""
-        with self._work:
+        with self._changed:
             self._waiters += 1
-            self._work.notify()
+            self._changed.notify_all()
             try:
-                return self._idle.wait_for(lambda: not self._waiting and not self._sending and not self._marks,
-                                           timeout)
+                return self._changed.wait_for(lambda: not self._waiting and not self._sending and not self._marks,
+                                              timeout)
             finally:
                 self._waiters -= 1
 
@@ -158,8 +157,8 @@ def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing
     or absent relay never delays the answer, and the outbox rows are the promise. A
     process that exits waits up to ``EXIT_WAIT_SECONDS`` for them (``wait_for_deliveries``)."""
     if rows:
-        sent = _courier.hand(engine, settings, rows)
-        if settings.mail_backend in LOCAL_BACKENDS and not sent.wait(LOCAL_WAIT_SECONDS):
+        ticket = _courier.hand(engine, settings, rows)
+        if settings.mail_backend in LOCAL_BACKENDS and not _courier.wait_for(ticket, LOCAL_WAIT_SECONDS):
             log.warning("a local delivery took over %s s; the answer goes first, the mails follow",
                         LOCAL_WAIT_SECONDS)
 
