@@ -134,12 +134,12 @@ def test_phone_pages_fit_and_nineteen_by_nineteen_plays_by_tap(site, phone):
                         "the page to come back where the player was")
 
 
-def test_a_zoomed_in_board_stays_zoomed_in_where_it_was_after_a_move_on_a_phone(site, phone):
-    """The move is sent by the page's form, so the page comes back: it comes back zoomed
-    in as far as it was, the board scrolled inside its frame to the same place (a phone
-    player on 19x19 would otherwise zoom in and find the corner again for every move)."""
-    board = site.board("go", "-size=19", moves=["Q16", "D4"])
-    open_page(phone, board.play_url(0))
+SCROLLED = "const f = document.querySelector('[data-board-frame]'); return [f.scrollLeft, f.scrollTop]"
+
+
+def zoom_in_to_r3(phone):
+    """Zoom the open page's board in twice and scroll R3 into view; returns the test
+    that the board is zoomed in that far (to wait for after the page comes back)."""
     frame_width = phone.execute_script("return document.querySelector('[data-board-frame]').clientWidth")
     waiter(phone).until(lambda d: by_css(d, "[data-zoom]").is_displayed(), "the zoom buttons (the script)")
     click(phone, '[data-zoom-step="1"]')
@@ -150,14 +150,23 @@ def test_a_zoomed_in_board_stays_zoomed_in_where_it_was_after_a_move_on_a_phone(
 
     waiter(phone).until(zoomed_in, "the board zoomed in")
     phone.execute_script("document.querySelector('[data-point=\"R3\"]').scrollIntoView({block: 'center'})")
-    scrolled = "const f = document.querySelector('[data-board-frame]'); return [f.scrollLeft, f.scrollTop]"
+    return zoomed_in
+
+
+def test_a_zoomed_in_board_stays_zoomed_in_where_it_was_after_a_move_on_a_phone(site, phone):
+    """The move is sent by the page's form, so the page comes back: it comes back zoomed
+    in as far as it was, the board scrolled inside its frame to the same place (a phone
+    player on 19x19 would otherwise zoom in and find the corner again for every move)."""
+    board = site.board("go", "-size=19", moves=["Q16", "D4"])
+    open_page(phone, board.play_url(0))
+    zoomed_in = zoom_in_to_r3(phone)
     click(phone, '[data-point="R3"]')  # the first tap selects
-    kept = phone.execute_script(scrolled)
+    kept = phone.execute_script(SCROLLED)
     assert kept[0] > 0  # scrolled to the right inside the frame
     click(phone, '[data-point="R3"]')
     wait_for_move(phone, 3)
     waiter(phone).until(zoomed_in, "the board zoomed in again")
-    assert [abs(now - then) <= 1 for now, then in zip(phone.execute_script(scrolled), kept)] == [True, True]
+    assert [abs(now - then) <= 1 for now, then in zip(phone.execute_script(SCROLLED), kept)] == [True, True]
     assert fits_width(phone)[0] <= PHONE[0]
 
 
@@ -166,24 +175,14 @@ def test_a_zoomed_in_board_stays_zoomed_in_while_the_history_steps_on_a_phone(si
     as far, showing the same part of the board."""
     board = site.board("go", "-size=19", moves=["Q16", "D4", "R3", "C17"])
     open_page(phone, board.url)
-    frame_width = phone.execute_script("return document.querySelector('[data-board-frame]').clientWidth")
-    waiter(phone).until(lambda d: by_css(d, "[data-zoom]").is_displayed(), "the zoom buttons (the script)")
-    click(phone, '[data-zoom-step="1"]')
-    click(phone, '[data-zoom-step="1"]')
-
-    def zoomed_in(driver) -> bool:
-        return driver.execute_script("return document.querySelector('svg.board').clientWidth") >= 1.9 * frame_width
-
-    waiter(phone).until(zoomed_in, "the board zoomed in")
-    phone.execute_script("document.querySelector('[data-point=\"R3\"]').scrollIntoView({block: 'center'})")
-    scrolled = "const f = document.querySelector('[data-board-frame]'); return [f.scrollLeft, f.scrollTop]"
-    kept = phone.execute_script(scrolled)
+    zoomed_in = zoom_in_to_r3(phone)
+    kept = phone.execute_script(SCROLLED)
     assert kept[0] > 0
     phone.execute_script("document.querySelector('[data-history-step=\"previous\"]').scrollIntoView()")
     click(phone, '[data-history-step="previous"]')
     wait_for_move(phone, 3)
     waiter(phone).until(zoomed_in, "the board zoomed in again")
-    assert [abs(now - then) <= 1 for now, then in zip(phone.execute_script(scrolled), kept)] == [True, True]
+    assert [abs(now - then) <= 1 for now, then in zip(phone.execute_script(SCROLLED), kept)] == [True, True]
 
 
 def test_a_chat_holding_a_long_link_fits_a_phone(site, phone):

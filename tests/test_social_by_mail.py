@@ -241,13 +241,19 @@ def test_a_message_goes_to_at_most_ten_players(players, outbox):
 
 # Vacation
 
-def test_a_vacation_holds_reminders_and_expiry_and_moves_the_deadlines_on(server, players, outbox):
+def board_101_for_alice_to_move(players):
+    """Board 101 begun on 11-01, a move each on 11-02 and 11-03: alice to move, due
+    11-07 12:00, expiring 11-10 12:00."""
     with freeze_time("2026-11-01 12:00:00"):
         players.send(ALICE, "greatkingdom challenge alice bob")
     with freeze_time("2026-11-02 12:00:00"):
         players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
     with freeze_time("2026-11-03 12:00:00"):
-        players.send(BOB, "greatkingdom move 101 bob bobpw F6")  # alice to move: due 11-07, expires 11-10
+        players.send(BOB, "greatkingdom move 101 bob bobpw F6")
+
+
+def test_a_vacation_holds_reminders_and_expiry_and_moves_the_deadlines_on(server, players, outbox):
+    board_101_for_alice_to_move(players)
     outbox.new()
     with freeze_time("2026-11-04 12:00:00"):
         assert players.send(ALICE, "vacation alice alicepw 10").status == "applied"
@@ -278,12 +284,7 @@ def test_a_vacation_holds_reminders_and_expiry_and_moves_the_deadlines_on(server
 
 def test_two_vacations_at_once_move_the_deadlines_by_the_time_held_once(server, players, outbox):
     """alice away 11-04 to 11-14, bob 11-06 to 11-16: the board waited 12 days, not 10 + 10."""
-    with freeze_time("2026-11-01 12:00:00"):
-        players.send(ALICE, "greatkingdom challenge alice bob")
-    with freeze_time("2026-11-02 12:00:00"):
-        players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
-    with freeze_time("2026-11-03 12:00:00"):
-        players.send(BOB, "greatkingdom move 101 bob bobpw F6")  # alice to move: due 11-07, expires 11-10
+    board_101_for_alice_to_move(players)
     with freeze_time("2026-11-04 12:00:00"):
         assert players.send(ALICE, "vacation alice alicepw 10").status == "applied"
     with freeze_time("2026-11-06 12:00:00"):
@@ -307,12 +308,7 @@ def test_a_vacation_begun_after_a_deadline_passed_holds_no_board_past_it(server,
     """The scheduler was late: alice's board expired at 11-10 12:00, her vacation came at
     13:00, before the sweep. The vacation holds her other boards, not that one: it
     expires as it would have (bob would otherwise wait up to 30 more days)."""
-    with freeze_time("2026-11-01 12:00:00"):
-        players.send(ALICE, "greatkingdom challenge alice bob")
-    with freeze_time("2026-11-02 12:00:00"):
-        players.send(ALICE, "greatkingdom move 101 alice alicepw D4")
-    with freeze_time("2026-11-03 12:00:00"):
-        players.send(BOB, "greatkingdom move 101 bob bobpw F6")  # alice to move: expires 11-10 12:00
+    board_101_for_alice_to_move(players)
     with freeze_time("2026-11-08 12:00:00"):
         players.send(BOB, "greatkingdom challenge bob alice")  # 102, bob to move: expires 11-15
     outbox.new()

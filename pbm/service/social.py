@@ -315,7 +315,7 @@ def _held_alone(away: Vacation, board: Board, other: Vacation | None) -> int:
     """The days an ending vacation held a board that the opponent's running one (if any)
     does not: the time before the opponent left; from then on the board waits for them
     too, and their vacation moves it on as it ends. So two vacations at once move the
-    deadlines by the time the board waited, once. None for a board past its deadline
+    deadlines by the time the board waited, once. 0 for a board past its deadline
     when the vacation began: not held."""
     if _past_deadline(board, away.started_at):
         return 0
