@@ -138,13 +138,22 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
 
 
 def make_app(tmp: str, database_url: str | None):
-    """The app on a fresh database. A server hands a commit's mails to its delivery
-    thread; here they are sent in this thread right after the commit, so that the
-    figures count their time and calls (cProfile sees one thread). Their marks "sent"
-    are carried by the next move's commit, as in a server."""
+    """The app on a fresh database. A server delivers a commit's mails in the
+    committing thread and settles them on disk in its delivery thread; here both
+    happen in this thread right after the commit, so that the figures count their
+    time and calls (cProfile sees one thread). Their marks "sent" are carried by the
+    next move's commit, as in a server."""
+    from pbm import outbox
+    from pbm.mail.transport import new_transport
+    from pbm.models import utcnow
     from pbm.service import unit
 
-    unit.deliver_after_commit = courier._send_committed
+    def deliver_and_settle(engine, settings, rows):
+        transport = new_transport(settings)
+        delivered = courier.Delivered(transport, outbox.deliver_locally(transport, settings, rows), utcnow())
+        courier._settle([(engine, delivered)])
+
+    unit.deliver_after_commit = deliver_and_settle
     url = database_url or f"sqlite:///{tmp}/breakdown.sqlite3"
     migrate.upgrade(url)
     return create_app({"database_url": url, "instance_path": tmp, "maildir": f"{tmp}/outbox",

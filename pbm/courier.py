@@ -1,8 +1,11 @@
-"""This process's delivery thread: the mails a commit put in the outbox
-(``pbm.outbox``) are handed to it and sent right after the commit, everything
-waiting at once as one batch. With a local transport (``maildir``, ``console``)
-the answer waits for its own mails; with ``smtp`` it does not. A local batch's
-marks "sent" ride in the transaction of this process's next unit of work
+"""This process's delivery thread. The mails a commit put in the outbox
+(``pbm.outbox``) are delivered right after the commit: with a local transport
+(``maildir``, ``console``) by the committing thread itself, so each mail is
+there to read when the answer returns, and the thread then settles them on disk,
+the mails of every answer since its last batch at once (one ``syncfs``), off
+the answers' path; with ``smtp`` the thread sends them, everything waiting at
+once as one batch over one connection, and the answer does not wait. A local
+batch's marks "sent" ride in the transaction of this process's next unit of work
 (``carried_marks``: group commit, no write transaction of their own), or are
 written by the thread when no commit comes within ``MARK_WAIT_SECONDS``.
 """
@@ -15,6 +18,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterator
 
@@ -23,8 +27,9 @@ from sqlmodel import Session
 
 from . import outbox  # looked up as outbox.<name> at each use, so a test may stand in for one
 from .config import Settings
+from .mail.transport import Transport, new_transport
 from .models import utcnow
-from .outbox import Marks, Outgoing
+from .outbox import Marks, Outgoing, Results
 
 log = logging.getLogger(__name__)
 
@@ -32,26 +37,34 @@ log = logging.getLogger(__name__)
 # background deliveries; what is still unsent then goes with the sweep after the lease.
 EXIT_WAIT_SECONDS = 20.0
 LOCAL_BACKENDS = ("maildir", "console")  # their mail is delivered before the answer returns
-LOCAL_WAIT_SECONDS = 30.0  # longest an answer waits for a local delivery (a stuck disk: the sweep retries)
 MARK_WAIT_SECONDS = 0.05  # longest a delivered local batch waits for a commit to carry its mark "sent"
 
 
+@dataclass
+class Delivered:
+    """Mails a committing thread delivered over a local transport, to be settled on
+    disk and then marked sent (or their failures recorded) by the delivery thread."""
+
+    transport: Transport
+    results: Results
+    at: datetime
+
+
 class _Courier:
-    """This process's delivery thread: it sends the mails that commits in this process
-    hand it, everything waiting at once as one batch (one transport), so the request
-    that committed them answers without waiting for the delivery, and deliveries of
-    moves committed together share their work. A local batch's marks "sent" wait for
-    the next commit in this process to write them in its transaction (``carried_marks``);
-    when none comes within ``MARK_WAIT_SECONDS``, or someone waits for the deliveries,
-    the thread writes them in one transaction of their own. Started at the first
-    mail, anew in a forked child."""
+    """This process's delivery thread: it settles the local deliveries of commits in
+    this process and sends their relay mails, everything handed to it meanwhile as
+    one batch (one ``settle`` a Maildir, one transport a relay), so the request that
+    committed them answers without waiting for the disk's flush or the relay. A local
+    batch's marks "sent" wait for the next commit in this process to write them in its
+    transaction (``carried_marks``); when none comes within ``MARK_WAIT_SECONDS``, or
+    someone waits for the deliveries, the thread writes them in one transaction of
+    their own. Started at the first mail, anew in a forked child."""
 
     def __init__(self):
         self._changed = threading.Condition()
-        self._waiting: list[tuple[Engine, Settings, list[Outgoing]]] = []
+        # handed over, not taken by the thread yet: mails to send (a relay's), or delivered ones to settle
+        self._waiting: list[tuple[Engine, Settings, list[Outgoing] | Delivered]] = []
         self._sending = False
-        self._handed = 0  # tickets given out, one per hand-over, in order
-        self._done = 0  # every hand-over up to this ticket has been sent (or its failure recorded)
         # delivered, not marked yet: engine -> (Message-ID and claim, first delivered at, first kept at)
         self._marks: dict[Engine, tuple[Marks, datetime, float]] = {}
         self._waiters = 0  # callers of ``wait``: the marks are written at once for them
@@ -77,14 +90,12 @@ class _Courier:
         if marks:
             self.add_marks(engine, marks, since)
 
-    def hand(self, engine: Engine, settings: Settings, rows: list[Outgoing]) -> int:
-        """Queue ``rows`` for the thread; returns the ticket ``wait_for`` takes."""
+    def hand(self, engine: Engine, settings: Settings, work: list[Outgoing] | Delivered) -> None:
+        """Queue mails to send, or delivered mails to settle, for the thread."""
         with self._changed:
-            self._handed += 1
-            self._waiting.append((engine, settings, rows))
+            self._waiting.append((engine, settings, work))
             self._start()
             self._changed.notify_all()
-            return self._handed
 
     def _due_marks(self) -> dict[Engine, tuple[Marks, datetime, float]]:
         """The kept marks to write now (the caller holds ``_changed``): every one when
@@ -106,7 +117,6 @@ class _Courier:
                 while not (self._waiting or self._due_marks()):
                     self._changed.wait(MARK_WAIT_SECONDS if self._marks else None)
                 waiting, self._waiting = self._waiting, []
-                last = self._handed  # the hand-overs taken are every one up to here
                 marks = self._due_marks()
                 for engine in marks:
                     del self._marks[engine]
@@ -114,21 +124,17 @@ class _Courier:
             try:
                 for engine, (kept, since, _) in marks.items():
                     _mark_alone(engine, kept, since)
+                _settle([(engine, work) for engine, _, work in waiting if isinstance(work, Delivered)])
                 batches: dict[tuple[Engine, Settings], list[Outgoing]] = {}
-                for engine, settings, rows in waiting:
-                    batches.setdefault((engine, settings), []).extend(rows)
+                for engine, settings, work in waiting:
+                    if not isinstance(work, Delivered):
+                        batches.setdefault((engine, settings), []).extend(work)
                 for (engine, settings), rows in batches.items():
                     _send_committed(engine, settings, rows)
             finally:
                 with self._changed:
                     self._sending = False
-                    self._done = last
                     self._changed.notify_all()
-
-    def wait_for(self, ticket: int, timeout: float) -> bool:
-        """Wait until the hand-over ``ticket`` has been sent, at most ``timeout`` seconds."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self._done >= ticket, timeout)
 
     def wait(self, timeout: float) -> bool:
         """Wait until nothing handed over is waiting or being sent, and every delivered
@@ -149,23 +155,53 @@ os.register_at_fork(after_in_child=lambda: globals().update(_courier=_Courier())
 
 
 def deliver_after_commit(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
-    """Hand the mails a transaction just committed (``queue`` claimed them) to this
-    process's delivery thread. With a local transport (``maildir``, ``console``) wait
-    until they are delivered, as the interface promises (the mail is there by the time
-    the answer returns); the thread sends what several commits handed it as one batch,
-    so concurrent moves share the delivery's work. With ``smtp`` return at once: a slow
-    or absent relay never delays the answer, and the outbox rows are the promise. A
-    process that exits waits up to ``EXIT_WAIT_SECONDS`` for them (``wait_for_deliveries``)."""
-    if rows:
-        ticket = _courier.hand(engine, settings, rows)
-        if settings.mail_backend in LOCAL_BACKENDS and not _courier.wait_for(ticket, LOCAL_WAIT_SECONDS):
-            log.warning("a local delivery took over %s s; the answer goes first, the mails follow",
-                        LOCAL_WAIT_SECONDS)
+    """Deliver the mails a transaction just committed (``queue`` claimed them). With a
+    local transport (``maildir``, ``console``) deliver them here, so each is there to
+    read when this returns, as the interface promises, and leave settling them on
+    disk (and marking them sent) to the delivery thread, which does it for the mails
+    of several answers at once. With ``smtp`` hand them to the thread and return at
+    once: a slow or absent relay never delays the answer, and the outbox rows are the
+    promise. A process that exits waits up to ``EXIT_WAIT_SECONDS`` for the thread
+    (``wait_for_deliveries``). A failure here never fails the answer: the rows stay
+    claimed until their lease ends, and the sweep sends them then."""
+    if not rows:
+        return
+    if settings.mail_backend not in LOCAL_BACKENDS:
+        _courier.hand(engine, settings, rows)
+        return
+    try:
+        transport = new_transport(settings)
+        _courier.hand(engine, settings, Delivered(transport, outbox.deliver_locally(transport, settings, rows),
+                                                  utcnow()))
+    except Exception:
+        log.exception("delivering outbox mails %s failed", [row.message_id for row in rows])
+
+
+def _settle(delivered: list[tuple[Engine, Delivered]]) -> None:
+    """Settle local deliveries on disk, once a Maildir (a flush covers every mail
+    written there before it), then mark them sent (``record_local``). Mails whose
+    flush failed are not marked: their lease runs out and the sweep sends them again."""
+    flushed: dict[str, bool] = {}
+    for engine, work in delivered:
+        place = getattr(work.transport, "path", None)
+        if place not in flushed:
+            try:
+                work.transport.settle()
+                flushed[place] = True
+            except Exception:
+                log.exception("settling outbox mails %s on disk failed",
+                              [row.message_id for row, _ in work.results])
+                flushed[place] = False
+        if flushed[place]:
+            try:
+                outbox.record_local(engine, work.results, work.at, _courier.add_marks)
+            except Exception:  # the database failed: the lease runs out and the sweep sends them
+                log.exception("recording outbox mails %s failed", [row.message_id for row, _ in work.results])
 
 
 def _send_committed(engine: Engine, settings: Settings, rows: list[Outgoing]) -> None:
     try:
-        outbox.send_claimed(engine, settings, rows, utcnow(), keep_marks=_courier.add_marks)
+        outbox.send_claimed(engine, settings, rows, utcnow())
     except Exception:  # the database failed: the lease runs out and the sweep sends them
         log.exception("delivering outbox mails %s failed", [row.message_id for row in rows])
 

@@ -1,9 +1,10 @@
 """The outbox: every outgoing mail is a row first, delivered after commit.
 
 A row is written already claimed by the process that made it (a lease of a
-few minutes, with a claim token); after the commit it goes to that process's
-delivery thread (``pbm.courier``), which sends it while the request that made
-it has already answered. The scheduler's sweep claims a row with a conditional
+few minutes, with a claim token); after the commit it is delivered by that
+process (``pbm.courier``): over a local transport by the committing thread, then
+settled on disk by the delivery thread; over a relay by the delivery thread,
+while the request that made it has already answered. The scheduler's sweep claims a row with a conditional
 UPDATE only when it is due: a failed attempt (retried later with back-off and
 the same Message-ID) or a lease that ran out because the process died.
 
@@ -12,7 +13,7 @@ relay accepts it, so a crash can repeat only the mail in flight; and just
 before it goes, its claim is checked and its lease renewed, so a batch that
 outlives the lease (a slow relay, a long backlog) never sends a mail a sweep
 has taken meanwhile. A local
-Maildir batch, written within microseconds, is marked sent by the next commit
+Maildir batch, written within microseconds and then settled on disk, is marked sent by the next commit
 of a unit of work in this process, in that unit's transaction (group commit,
 ``pbm.courier.carried_marks``), or by the delivery thread when none comes soon,
 so a crash can repeat the mails delivered since. Delivery is at least once,
@@ -116,17 +117,14 @@ def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail
                                  .order_by(OutboxMail.id)).all())
 
 
-def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime,
-                 keep_marks: Callable[[Engine, Marks, datetime], None] | None = None) -> int:
+def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime) -> int:
     """Send rows this process has claimed over one transport; returns how many it accepted.
 
     Over a relay each result is recorded before the next mail goes, so a crash
     can repeat only the mail in flight. A local transport takes a batch within
-    microseconds, so its results are recorded together: one write transaction,
-    which under load is a wait for the write lock, instead of one per mail; or,
-    with ``keep_marks``, the marks of the mails it accepted are handed to it (the
-    delivery thread keeps them for the next commit) and only its failures are
-    recorded now."""
+    microseconds, so its results are recorded together, after the batch settled
+    on disk: one write transaction, which under load is a wait for the write
+    lock, instead of one per mail."""
     results: list[tuple[Sendable, DeliveryError | None]] = []
     sent, started = 0, time.monotonic()
     with open_transport(settings) as transport:
@@ -140,11 +138,27 @@ def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: 
             if transport.round_trip:
                 _record(engine, results, now)
                 results = []
-    if keep_marks is not None and results:
-        keep_marks(engine, [(row.message_id, row.claim) for row, error in results if error is None], now)
-        results = [(row, error) for row, error in results if error is not None]
     _record(engine, results, now)
     return sent
+
+
+Results = list[tuple[Sendable, "DeliveryError | None"]]  # each mail of a batch, and None or why it did not go
+
+
+def deliver_locally(transport: Transport, settings: Settings, rows: list[Sendable]) -> Results:
+    """Deliver just-committed rows over a local transport (``maildir``, ``console``):
+    each is there to read when this returns, not yet settled on disk
+    (``Transport.settle``, then ``record_local``)."""
+    return [(row, _attempt(transport, settings, row)) for row in rows]
+
+
+def record_local(engine: Engine, results: Results, now: datetime,
+                 keep_marks: Callable[[Engine, Marks, datetime], None]) -> None:
+    """After a local batch settled: hand the marks "sent" of the mails that went to
+    ``keep_marks`` (the delivery thread keeps them for the next commit) and record
+    the failures now."""
+    keep_marks(engine, [(row.message_id, row.claim) for row, error in results if error is None], now)
+    _record(engine, [(row, error) for row, error in results if error is not None], now)
 
 
 # Built once: the relay path runs it before every mail.

@@ -211,22 +211,53 @@ def test_with_the_maildir_the_answer_comes_once_its_mails_are_delivered(server, 
         assert {row.status for row in s.exec(select(OutboxMail)).all()} == {"sent"}
 
 
-def test_mails_committed_during_a_delivery_go_out_together(server, outbox, board, held_maildir):
-    """While the delivery thread is busy, the mails of further commits wait and then
-    go as one batch; each answer comes once its own mails are delivered. No commit
-    follows to carry their marks "sent", so all six are written at once, together."""
+@pytest.fixture
+def held_settle(monkeypatch):
+    """The Maildir's flush to disk (``MaildirTransport.settle``, the delivery thread's)
+    held at its first call until the test sets the event it returns; ``entered`` is set
+    once a flush is held, ``calls`` counts the flushes that wrote something."""
+    from pbm.mail.transport import MaildirTransport
+
+    release, entered, calls = threading.Event(), threading.Event(), []
+    settle = MaildirTransport.settle
+
+    def held(self):
+        entered.set()
+        assert release.wait(60), "the test never released the flush"
+        calls.append(self._written)
+        settle(self)
+
+    monkeypatch.setattr(MaildirTransport, "settle", held)
+    release.entered, release.calls = entered, calls
+    yield release
+    release.set()
+    assert wait_for_deliveries(60)
+
+
+def test_answers_do_not_wait_for_the_disk_and_their_mails_settle_together(server, outbox, board, held_settle):
+    """The answer comes once its mails are in the Maildir; their flush to disk is the
+    delivery thread's, and only then are they marked sent. While it flushes one
+    answer's mail, five more answers come, each with its mail there to read, and
+    those five are flushed at once, with one flush."""
     from pbm import courier
 
-    first = answer_in_thread(server, make_mail(BOB, "greatkingdom show 101"))
-    assert held_maildir.entered.wait(30)  # the first answer is being delivered
-    others = [answer_in_thread(server, make_mail(BOB, "greatkingdom show 101")) for _ in range(5)]
-    wait_until(lambda: len(courier._courier._waiting) == 5, "the five commits to hand their mails over")
-    held_maildir.set()
-    for thread, results in (first, *others):
-        thread.join(30)
-        assert results[0].status == "applied"
-    assert len(outbox.new()) == 6
-    assert held_maildir.marked == [6]
+    def unsettled() -> list[str]:
+        with reading(server.engine) as s:
+            return [row.status for row in s.exec(select(OutboxMail).where(OutboxMail.status != "sent"))]
+
+    before = set(mailbox.Maildir(outbox.path, create=False).keys())
+    assert server.handle_raw(make_mail(BOB, "greatkingdom show 101")).status == "applied"
+    assert held_settle.entered.wait(30)  # the first answer's mail is being flushed
+    for _ in range(5):
+        assert server.handle_raw(make_mail(BOB, "greatkingdom show 101")).status == "applied"
+    delivered = set(mailbox.Maildir(outbox.path, create=False).keys()) - before  # read with no waiting
+    assert len(delivered) == 6
+    assert unsettled() == ["sending"] * 6  # committed and delivered, not marked: not on disk yet
+    wait_until(lambda: len(courier._courier._waiting) == 5, "the five answers to hand their mails over")
+    held_settle.set()
+    assert wait_for_deliveries(30)
+    assert held_settle.calls == [True, True]  # one flush for the first mail, one for the five after it
+    assert unsettled() == []
 
 
 @pytest.fixture
@@ -247,6 +278,15 @@ def marks_alone(monkeypatch) -> list[int]:
     return alone
 
 
+def settled_on_disk() -> None:
+    """Wait until the delivery thread has flushed this process's delivered mails and
+    keeps their marks "sent" for the next commit."""
+    from pbm import courier
+
+    wait_until(lambda: courier._courier._marks and not courier._courier._waiting and not courier._courier._sending,
+               "the delivered mails to be flushed to disk")
+
+
 def outbox_statuses(server, leaving: set[int] = frozenset()) -> dict[int, str]:
     """Every outbox row's status by id, but those of ``leaving``."""
     with reading(server.engine) as s:
@@ -259,6 +299,7 @@ def test_the_next_commit_carries_the_marks_of_mails_delivered_before_it(server, 
     the marks alone only when no commit comes, or when someone waits for them."""
     challenge = set(outbox_statuses(server))  # the challenge's mails, marked before this test's moves
     assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+    settled_on_disk()
     first = outbox_statuses(server, challenge)
     assert list(first.values()) == ["sending", "sending"]  # delivered (the answer came), not marked yet
     assert server.handle_raw(make_mail(BOB, "greatkingdom move 101 bob bobpw C3")).status == "applied"
@@ -278,6 +319,7 @@ def test_marks_carried_by_a_unit_that_fails_wait_for_the_next(server, outbox, bo
 
     challenge = set(outbox_statuses(server))
     assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+    settled_on_disk()
 
     def fail_after_the_marks(self):
         raise RuntimeError("disk full")  # after the marks were written in the transaction, before its commit
@@ -466,3 +508,21 @@ def test_two_sweeps_giving_up_on_one_mail_at_once_log_it_once(server, outbox, ca
         assert s.exec(select(OutboxMail)).one().status == "failed"
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and message_id in errors[0], errors
+
+
+def test_mails_whose_flush_to_disk_failed_are_not_marked_sent(server, outbox, board, monkeypatch, caplog):
+    """A Maildir flush the disk refuses leaves the delivered mails claimed, not sent: the
+    answer came (the mails were there to read), and the sweep sends them again after
+    their lease, as after a crash."""
+    from pbm.mail.transport import MaildirTransport
+
+    def refused(self):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(MaildirTransport, "settle", refused)
+    assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+    assert sorted(m["To"].addresses[0].addr_spec for m in outbox.new()) == [ALICE, BOB]
+    with reading(server.engine) as s:
+        assert [row.status for row in s.exec(select(OutboxMail).where(OutboxMail.board_id == 101,
+                                                                      OutboxMail.status != "sent"))] == ["sending"] * 2
+    assert "settling outbox mails" in caplog.text
