@@ -526,3 +526,28 @@ def test_mails_whose_flush_to_disk_failed_are_not_marked_sent(server, outbox, bo
         assert [row.status for row in s.exec(select(OutboxMail).where(OutboxMail.board_id == 101,
                                                                       OutboxMail.status != "sent"))] == ["sending"] * 2
     assert "settling outbox mails" in caplog.text
+
+
+def test_without_syncfs_each_mail_is_flushed_as_it_is_written(server, outbox, board, monkeypatch):
+    """Where the system has no ``syncfs`` (not Linux), each Maildir file is flushed to
+    disk as it is written and ``new/`` once a batch; the mails arrive and are marked
+    sent as with it."""
+    import os
+
+    from pbm.mail import transport
+
+    flushed = []
+    fsync = os.fsync
+
+    def counted(fd):
+        flushed.append(fd)
+        fsync(fd)
+
+    monkeypatch.setattr(transport, "_syncfs", None)
+    monkeypatch.setattr(transport.os, "fsync", counted)
+    assert server.handle_raw(make_mail(ALICE, "greatkingdom move 101 alice alicepw D4")).status == "applied"
+    assert sorted(m["To"].addresses[0].addr_spec for m in outbox.new()) == [ALICE, BOB]
+    assert wait_for_deliveries(30)
+    assert len(flushed) == 3  # the two mails, then new/
+    with reading(server.engine) as s:
+        assert {row.status for row in s.exec(select(OutboxMail))} == {"sent"}
