@@ -228,12 +228,14 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def upgraded_environment(database_url: str, tmp: str) -> dict:
+def upgraded_environment(database_url: str, tmp: str, root: Path | None = None) -> dict:
     """The environment of a benchmarked server on ``database_url`` (instance and
-    Maildir under ``tmp``), after ``pbm db upgrade`` has made its tables."""
+    Maildir under ``tmp``), after ``pbm db upgrade`` has made its tables; with
+    ``root``, the pbm of that checkout (``python -m`` imports from its directory)."""
     env = {**os.environ, "PBM_DATABASE_URL": database_url, "PBM_INSTANCE_PATH": tmp,
            "PBM_MAILDIR": f"{tmp}/outbox", "PBM_SERVER_ADDRESS": "pbm@bench.test", "PBM_LOG_LEVEL": "WARNING"}
-    subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pbm.cli", "db", "upgrade"], env=env, check=True, capture_output=True,
+                   cwd=root)
     return env
 
 
@@ -256,17 +258,20 @@ def serve_and_play(command: list[str], env: dict, port: int, maildir: str, args,
         server.wait(timeout=60)
 
 
-def bench_backend(name: str, database_url: str, args, password: bool = False, workers: int = 1) -> None:
-    """One line: ``pbm serve`` (with ``workers`` web worker processes) on a fresh
-    ``database_url``, the games played against it."""
+def bench_backend(name: str, database_url: str, args, password: bool = False, workers: int = 1,
+                  root: Path | None = None) -> Played:
+    """One line: ``pbm serve`` (with ``workers`` web worker processes; with ``root``,
+    the pbm of that checkout) on a fresh ``database_url``, the games played against it."""
     with scratch_dir() as tmp:
-        env = upgraded_environment(database_url, tmp)
+        env = upgraded_environment(database_url, tmp, root)
         port = free_port()
         played = serve_and_play(
             [sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--threads",
-             str(max(8, args.clients * 2)), "--workers", str(workers)], env, port, f"{tmp}/outbox", args, password)
+             str(max(8, args.clients * 2)), "--workers", str(workers)], env, port, f"{tmp}/outbox", args, password,
+            cwd=root)
     label = f"{name}{f' {workers} workers' if workers > 1 else ''}{' +password' if password else ''}"
     print(f"{label:<26} {args.clients:>7} {played.row()}", flush=True)
+    return played
 
 
 def postgres_database():
