@@ -33,7 +33,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
 from ..config import Settings
-from ..db import NeedsLock, begin_writing, transaction, write
+from ..db import NeedsLock, begin_writing, transaction, write, write_changes
 from ..mail.inbound import InboundMail
 from ..mail.outbound import Composed
 from ..models import Board, utcnow
@@ -129,7 +129,7 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
                 begin_writing(session, versioned=(Board,))
                 queue(session, unit.outbox, now)
                 marks.write(session)  # this process's delivered mails marked sent: no transaction of their own
-                session.flush()
+                write_changes(session)
                 versions = unit.versions()
                 if versions and engine.dialect.name == "postgresql":
                     channels, payloads = zip(*events.notices(versions, unit.seated))
