@@ -140,6 +140,11 @@ class Client:
                     raise
         return answer, time.perf_counter() - start
 
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
 
 BOARD_SUBJECT = re.compile(r" Board (\d+) ")
 
@@ -176,6 +181,7 @@ def play_games(base: str, maildir: str, clients: int, games: int, size: int, see
         setup.post(mail(b, "pbm@bench.test", f"signup b{i}b pw{i}xx"))
         answer, _ = setup.post(mail(a, "pbm@bench.test", f"greatkingdom challenge b{i}a b{i}b -size={size}"))
         pairs.append((answer["board"], a, b))
+    setup.close()  # the play's clients only: the workers share connections out by how many each holds open
     tags = {} if password else reply_tags(maildir, {(board, p) for board, a, b in pairs for p in (a, b)})
     latencies: list[float] = []
     lock = threading.Lock()

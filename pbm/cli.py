@@ -171,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--first-steps", default="", help=argparse.SUPPRESS)  # `make run`'s guide
     serve.add_argument("--listen-fds", default="", help=argparse.SUPPRESS)  # a worker's sockets (pbm.serving)
     serve.add_argument("--lifeline-fd", type=int, default=-1, help=argparse.SUPPRESS)  # and its parent's pipe
+    serve.add_argument("--connections-fd", type=int, default=-1, help=argparse.SUPPRESS)  # the workers' table
+    serve.add_argument("--worker-slot", type=int, default=0, help=argparse.SUPPRESS)  # ... and its slot there
     serve.set_defaults(func=cmd_serve)
 
     db = verb(sub, "db", "database tasks: upgrade, rebuild, revision")

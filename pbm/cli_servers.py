@@ -36,7 +36,8 @@ def cmd_serve(args) -> int:
         print(f"pbm serve: cannot listen on {args.host}:{args.port}; {HOST_ADVICE}", file=sys.stderr)
         return 1
     if args.listen_fds:  # one of the workers of a `pbm serve --workers N`
-        return serving.run_worker(create_app(overrides), args.listen_fds, args.lifeline_fd, args.threads)
+        return serving.run_worker(create_app(overrides), args.listen_fds, args.lifeline_fd, args.threads,
+                                  args.connections_fd, args.worker_slot, args.workers)
     try:
         if args.workers == 1:
             app = create_app(overrides)
@@ -45,7 +46,7 @@ def cmd_serve(args) -> int:
         else:
             web = serving.Workers(args.workers, serving.bind(args.host, args.port), [
                 sys.executable, "-m", "pbm.cli", "serve", "--host", args.host, "--port", str(args.port),
-                "--threads", str(args.threads)])
+                "--threads", str(args.threads), "--workers", str(args.workers)])
             server = Service(load_settings(overrides))
     except SettingsError:
         raise  # (a ValueError too) said by main as a setting

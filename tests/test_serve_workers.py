@@ -6,6 +6,7 @@ the processes of the database file, ``pbm.service.sqlite_notify``)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -14,11 +15,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from pbm.serving import ConnectionTable
 from pbm.service import events, sqlite_notify
 
 from .browser import ALICE, BOB, Site
@@ -153,6 +156,71 @@ def test_a_move_through_either_worker_or_pbm_ingest_reaches_pages_on_both(served
         for stream in streams:
             stream.close()
         service.engine.dispose()
+
+
+def established(pid: int, port: int) -> int:
+    """How many established TCP connections to local ``port`` process ``pid`` holds
+    (its descriptors' socket inodes, looked up in Linux's /proc/net/tcp)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rpartition(":")[2], 16) == port and fields[3] == "01" and fields[9] in inodes:
+                count += 1
+    return count
+
+
+def test_kept_alive_connections_are_shared_out_evenly_between_the_workers(served):
+    """Left to whichever worker wakes first, four clients were often split 3 to 1:
+    a worker takes a new connection only while it holds no more than the other."""
+    table = workers_table(served)
+    wait_until(lambda: len(table.live()) == 2, "both workers to take connections")
+    connections = []
+    try:
+        for _ in range(4):  # one after another, each kept open after its answer
+            connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+            connection.request("GET", "/healthz")
+            assert connection.getresponse().read()
+            connections.append(connection)
+        assert sorted(established(pid, served.port) for pid in served.workers()) == [2, 2]
+        assert sorted(table.live().values()) == [2, 2]
+    finally:
+        for connection in connections:
+            connection.close()
+        table.close()
+
+
+def workers_table(served) -> ConnectionTable:
+    """The parent's ConnectionTable of ``served``, opened through its descriptor in /proc."""
+    for fd in Path(f"/proc/{served.process.pid}/fd").iterdir():
+        if os.readlink(fd).startswith("/memfd:pbm-connections"):
+            return ConnectionTable(os.open(fd, os.O_RDWR), 2)
+    raise AssertionError("pbm serve --workers 2 holds no connection table")
+
+
+def test_a_worker_takes_connections_while_it_holds_no_more_than_any_live_other():
+    table = ConnectionTable.create(3)
+    try:
+        table.write(1, 2)
+        table.write(2, 3)
+        assert table.may_accept(0, 2)  # as few as the fewest
+        assert not table.may_accept(2, 3)  # worker 0 holds 2
+        assert table.may_accept(0, 1) and not table.may_accept(1, 2)
+        table.clear(0)  # worker 0 ended: it counts for nobody until its successor writes
+        assert table.may_accept(1, 2)
+        stale = ConnectionTable.SLOT.pack_into
+        stale(table.memory, 1 * ConnectionTable.SLOT.size, 0, time.monotonic() - ConnectionTable.STALE_SECONDS - 1)
+        assert table.may_accept(2, 3)  # worker 1 wrote nothing for longer than STALE_SECONDS: hung or gone
+    finally:
+        table.close()
 
 
 # -- the datagrams themselves, in this process -----------------------------------------
