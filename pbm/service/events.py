@@ -42,6 +42,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..db import beside_database
 from . import sqlite_notify
@@ -289,11 +290,14 @@ def start_sqlite_listener(directory: Path) -> sqlite_notify.Listener:
         return _sqlite_listener
 
 
-def _send_on_sqlite(engine, notices_: list[tuple[str, str]]) -> None:
+def _send_on_sqlite(engine, make_notices: Callable[[], list[tuple[str, str]]]) -> None:
+    """Send the notices ``make_notices`` makes to the other processes listening on the
+    engine's SQLite file; made only when one listens (most commits have no page to tell)."""
     directory = live_directory(engine)
     if directory is not None:
         own = _sqlite_listener.socket_name if _sqlite_listener is not None else None
-        sqlite_notify.send(directory, notices_, own)
+        if names := sqlite_notify.listeners(directory, own):
+            sqlite_notify.send_to(directory, names, make_notices())
 
 
 def tell_other_processes(engine, boards: dict[int, int], seated: dict[int, tuple[int, int]]) -> None:
@@ -301,7 +305,7 @@ def tell_other_processes(engine, boards: dict[int, int], seated: dict[int, tuple
     (this one published them already; on PostgreSQL the transaction's NOTIFY did it).
     Never blocks and never raises for a listener that cannot take them."""
     if boards:
-        _send_on_sqlite(engine, notices(boards, seated))
+        _send_on_sqlite(engine, lambda: notices(boards, seated))
 
 
 def announce_seat(engine, seat: str, tab: str) -> None:
@@ -315,4 +319,4 @@ def announce_seat(engine, seat: str, tab: str) -> None:
             conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": SEAT_CHANNEL, "payload": payload})
             conn.commit()
     else:
-        _send_on_sqlite(engine, [(SEAT_CHANNEL, payload)])
+        _send_on_sqlite(engine, lambda: [(SEAT_CHANNEL, payload)])

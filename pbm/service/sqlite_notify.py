@@ -138,12 +138,21 @@ class _LateSender:
 def send(directory: Path, notices: list[tuple[str, str]], own: str | None = None) -> int:
     """Send ``notices`` to every listener in ``directory`` except the socket named
     ``own``, without ever blocking; returns how many listeners got them at once
-    (a listener whose queue is full gets them from the late sender). A missing
-    directory means nobody listens."""
+    (a listener whose queue is full gets them from the late sender)."""
+    return send_to(directory, listeners(directory, own), notices)
+
+
+def listeners(directory: Path, own: str | None = None) -> list[str]:
+    """The names of the sockets listening in ``directory``, but ``own``; none when the
+    directory is missing (nobody listens)."""
     try:
-        names = [name for name in os.listdir(directory) if name.endswith(".sock") and name != own]
+        return [name for name in os.listdir(directory) if name.endswith(".sock") and name != own]
     except OSError:
-        return 0
+        return []
+
+
+def send_to(directory: Path, names: list[str], notices: list[tuple[str, str]]) -> int:
+    """``send`` to the listeners ``names`` of ``directory``."""
     if not names:
         return 0
     try:
