@@ -2,7 +2,7 @@
 production server (``pbm serve``, waitress) on loopback, by several
 concurrent clients; prints moves per second and latency percentiles for
 SQLite (one process, then ``pbm serve --workers 2``) and, when one answers at
-127.0.0.1:5432, PostgreSQL (one process); by reply mail and by the ``move``
+127.0.0.1:5432, PostgreSQL (one process, then two); by reply mail and by the ``move``
 command with a password. Then ``breakdown.py`` (where a move's
 time goes, flat cost late in a game), ``floors.py`` (what the HTTP server and the
 Maildir cost before pbm's code) and ``engines.py``; ``workers.py`` runs
@@ -320,6 +320,11 @@ def main() -> None:
             continue
         try:
             bench_backend("postgresql", url, args, password)
+        finally:
+            drop()
+        url, drop = postgres_database()  # a fresh database for the line with two workers
+        try:
+            bench_backend("postgresql", url, args, password, workers=2)
         finally:
             drop()
     for extra in ("breakdown.py", "floors.py", "engines.py"):
