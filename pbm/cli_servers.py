@@ -37,7 +37,7 @@ def cmd_serve(args) -> int:
         return 1
     if args.listen_fds:  # one of the workers of a `pbm serve --workers N`
         return serving.run_worker(create_app(overrides), args.listen_fds, args.lifeline_fd, args.threads,
-                                  args.connections_fd, args.worker_slot, args.workers)
+                                  args.connections_fd, args.worker_slot)
     try:
         if args.workers == 1:
             app = create_app(overrides)
@@ -46,7 +46,7 @@ def cmd_serve(args) -> int:
         else:
             web = serving.Workers(args.workers, serving.bind(args.host, args.port), [
                 sys.executable, "-m", "pbm.cli", "serve", "--host", args.host, "--port", str(args.port),
-                "--threads", str(args.threads), "--workers", str(args.workers)])
+                "--threads", str(args.threads)])
             server = Service(load_settings(overrides))
     except SettingsError:
         raise  # (a ValueError too) said by main as a setting

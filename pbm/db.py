@@ -41,15 +41,14 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import and_, bindparam, event, text, update
+from sqlalchemy import event, text
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import NO_VALUE
-from sqlalchemy.orm.attributes import instance_state
-from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
+
+from .versioned_writes import write_changes
 
 READ_ONLY = "pbm_read_only"
 WRITE_LATER = "pbm_write_later"  # an optimistic unit of work's connection (``transaction``)
@@ -322,58 +321,6 @@ def flush(session: Session, *, later: tuple[type, ...] = ()) -> None:
             and all(isinstance(changed, later) for changed in session.dirty):
         return
     write_changes(session)
-
-
-def write_changes(session: Session) -> None:
-    """``session.flush()``, the common case written directly: when the only pending
-    changes are to loaded objects of versioned mappings (a move changes one board
-    row and nothing else the ORM holds), each is one Core ``UPDATE ... WHERE id = :id
-    AND version = :version`` of its changed columns, as the ORM's flush writes it,
-    ``StaleDataError`` as there when the row's version moved on; the ORM's flush
-    machinery (its unit of work, about a twentieth of a move) is not set up for it.
-    Anything else is flushed by the ORM."""
-    dirty = [instance_state(changed) for changed in session.dirty]
-    if session.new or session.deleted or not all(state.mapper.version_id_col is not None for state in dirty):
-        session.flush()
-        return
-    connection = session.connection()
-    for state in dirty:
-        _write_versioned(connection, state, session)
-
-
-_VERSIONED_UPDATES: dict[tuple, Executable] = {}  # (table, changed columns) -> its UPDATE, built once
-
-
-def _write_versioned(connection: Connection, state, session: Session) -> None:
-    """Write one loaded, versioned object's changed columns (see ``write_changes``) and
-    mark it clean in the session, as its flush would."""
-    mapper, values = state.mapper, state.dict
-    version_column = mapper.version_id_col
-    version_key = mapper.get_property_by_column(version_column).key
-    changed = [key for key, before in state.committed_state.items()
-               if key != version_key and (before is NO_VALUE or values[key] != before)]
-    if changed:  # the ORM writes nothing (and keeps the version) when nothing differs
-        key_of = {key: mapper.attrs[key].columns[0].key for key in changed}
-        (primary_key,) = mapper.primary_key
-        id_key = mapper.get_property_by_column(primary_key).key
-        shape = (mapper.local_table, tuple(changed))
-        statement = _VERSIONED_UPDATES.get(shape)
-        if statement is None:
-            table = mapper.local_table
-            statement = _VERSIONED_UPDATES[shape] = update(table).where(and_(
-                table.c[primary_key.key] == bindparam("pbm_id"), table.c[version_column.key] == bindparam("pbm_version")
-            )).values({version_column.key: bindparam("pbm_new_version"),
-                       **{key_of[key]: bindparam(key_of[key]) for key in changed}})
-        version = values[version_key]
-        new_version = mapper.version_id_generator(version)
-        params = {key_of[key]: values[key] for key in changed}
-        params.update(pbm_id=values[id_key], pbm_version=version, pbm_new_version=new_version)
-        if connection.execute(statement, params).rowcount != 1:
-            raise StaleDataError(f"UPDATE statement on table '{mapper.local_table.name}' expected to update 1 "
-                                 "row(s); 0 were matched.")
-        values[version_key] = new_version
-    state._commit_all(values, session.identity_map)  # as a flush leaves it: clean, nothing pending
-    session._register_altered([state])  # a savepoint rolled back over this write expires the object, as after a flush
 
 
 def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:

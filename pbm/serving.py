@@ -94,16 +94,17 @@ class ConnectionTable:
     SLOT = struct.Struct("=qd")  # count, written at
     STALE_SECONDS = 3.0
 
-    def __init__(self, fd: int, count: int):
-        self.fd, self.count = fd, count
-        self.memory = mmap.mmap(fd, self.SLOT.size * count)
+    def __init__(self, fd: int):
+        """The table in the shared memory ``fd`` (its size says how many slots it holds)."""
+        self.fd, self.count = fd, os.fstat(fd).st_size // self.SLOT.size
+        self.memory = mmap.mmap(fd, self.SLOT.size * self.count)
 
     @classmethod
     def create(cls, count: int) -> "ConnectionTable":
         """A new table of ``count`` empty slots (the parent's)."""
         fd = os.memfd_create("pbm-connections", 0)  # not inherited but through pass_fds
         os.ftruncate(fd, cls.SLOT.size * count)
-        return cls(fd, count)
+        return cls(fd)
 
     def write(self, slot: int, connections: int) -> None:
         self.SLOT.pack_into(self.memory, slot * self.SLOT.size, connections, time.monotonic())
@@ -214,18 +215,18 @@ def _follow_lifeline(fd: int) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int, connections_fd: int = -1, slot: int = 0,
-               workers: int = 1) -> int:
+def run_worker(app, listen_fds: str, lifeline_fd: int, threads: int, connections_fd: int = -1,
+               slot: int = 0) -> int:
     """Serve ``app`` with waitress on the inherited sockets ``listen_fds`` (comma
     separated descriptors) until SIGTERM, SIGINT or the parent's end; with
-    ``connections_fd``, the parent's ``ConnectionTable`` of ``workers`` slots, taking
-    new connections in turn with the other workers as worker ``slot``."""
+    ``connections_fd``, the parent's ``ConnectionTable``, taking new connections in
+    turn with the other workers as worker ``slot``."""
     from .service import events
 
     sockets = [socket.socket(fileno=int(fd)) for fd in listen_fds.split(",")]
     web = create_server(app, sockets=sockets, threads=threads, **WAITRESS)
     if connections_fd >= 0:
-        accept_in_turn(web, ConnectionTable(connections_fd, workers), slot)
+        accept_in_turn(web, ConnectionTable(connections_fd), slot)
     stopping = threading.Event()
 
     def interrupt(*_):

@@ -202,7 +202,7 @@ def workers_table(served) -> ConnectionTable:
     """The parent's ConnectionTable of ``served``, opened through its descriptor in /proc."""
     for fd in Path(f"/proc/{served.process.pid}/fd").iterdir():
         if os.readlink(fd).startswith("/memfd:pbm-connections"):
-            return ConnectionTable(os.open(fd, os.O_RDWR), 2)
+            return ConnectionTable(os.open(fd, os.O_RDWR))
     raise AssertionError("pbm serve --workers 2 holds no connection table")
 
 

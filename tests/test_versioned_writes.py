@@ -1,4 +1,4 @@
-"""A changed board is written by ``db.write_changes``: one Core UPDATE with the
+"""A changed board is written by ``versioned_writes.write_changes``: one Core UPDATE with the
 board's version check, as the ORM's flush writes it, without the flush's
 machinery. It must leave the same row, the same version, the same clean session,
 the same StaleDataError for a stale board, and the same rollback of a savepoint."""
@@ -10,7 +10,8 @@ from sqlalchemy.orm.attributes import flag_modified
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import select
 
-from pbm.db import reading, transaction, write_changes
+from pbm.db import reading, transaction
+from pbm.versioned_writes import write_changes
 from pbm.models import Board, Player, utcnow
 
 ALICE = "alice@players.test"

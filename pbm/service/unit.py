@@ -33,7 +33,8 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
 from ..config import Settings
-from ..db import NeedsLock, begin_writing, transaction, write, write_changes
+from ..db import NeedsLock, begin_writing, transaction, write
+from ..versioned_writes import write_changes
 from ..mail.inbound import InboundMail
 from ..mail.outbound import Composed
 from ..models import Board, utcnow
