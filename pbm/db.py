@@ -48,6 +48,7 @@ from sqlalchemy.sql.expression import Executable
 from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
 
+from . import driver_sql
 from .versioned_writes import write_changes
 
 READ_ONLY = "pbm_read_only"
@@ -303,7 +304,7 @@ def write(session: Session, statement: Executable, params: dict) -> None:
     if writes_later(session):
         session.info[_LATER].writes.append((statement, params))
     else:
-        session.connection().execute(statement, params)
+        driver_sql.execute(session.connection(), statement, params)
 
 
 def written_later(session: Session, statement: Executable) -> list[dict]:
@@ -341,7 +342,7 @@ def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:
     later.writing = True
     write_changes(session)  # first: a changed object's version check fails before any kept write does
     for statement, params in later.writes:
-        connection.execute(statement, params)
+        driver_sql.execute(connection, statement, params)
     later.writes.clear()
 
 

@@ -36,6 +36,7 @@ from sqlalchemy import Select, and_, bindparam, insert, or_, text, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
+from . import driver_sql
 from .config import Settings
 from .db import reading, transaction, writing
 from .mail.outbound import Composed
@@ -81,7 +82,7 @@ def queue(session: Session, mails: list[Outgoing], now: datetime) -> None:
     """Add ``mails`` to the outbox inside the caller's transaction (one statement),
     claimed by this process for sending right after the commit (``courier.deliver_after_commit``)."""
     if mails:
-        session.connection().execute(_QUEUE, [
+        driver_sql.execute(session.connection(), _QUEUE, [
             {"message_id": mail.message_id, "board_id": mail.board_id, "recipient": mail.recipient,
              "subject": mail.subject, "raw": mail.raw, "status": "sending", "attempts": mail.attempts,
              "claimed_until": now + CLAIM_LEASE, "claim": mail.claim, "next_attempt_at": now, "created_at": now}
@@ -190,8 +191,7 @@ def _attempt(transport: Transport, settings: Settings, row: Sendable) -> Deliver
 # Built once (the delivery thread runs it for every batch). Claims are unique: no
 # row matches another row's claim.
 _MARK_SENT = update(OutboxMail).where(
-    OutboxMail.message_id.in_(bindparam("ids", expanding=True)),
-    OutboxMail.claim.in_(bindparam("claims", expanding=True)),
+    OutboxMail.message_id == bindparam("mark_id"), OutboxMail.claim == bindparam("mark_claim"),
     OutboxMail.status == "sending").values(status="sent", sent_at=bindparam("now"), claimed_until=None,
                                            last_error=None)
 
@@ -212,8 +212,8 @@ def write_marks(connection, marks: Marks, now: datetime) -> None:
     """Mark sent the mails ``marks`` names (Message-ID, claim), each only while that
     claim still holds its row, in the transaction of ``connection``."""
     if marks:
-        connection.execute(_MARK_SENT, {"ids": [message_id for message_id, _ in marks],
-                                        "claims": [claim for _, claim in marks], "now": now})
+        driver_sql.execute(connection, _MARK_SENT, [{"mark_id": message_id, "mark_claim": claim, "now": now}
+                                                    for message_id, claim in marks])
 
 
 def _record(engine: Engine, results: list[tuple[Sendable, DeliveryError | None]], now: datetime) -> None:

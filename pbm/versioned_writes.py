@@ -14,6 +14,8 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql.expression import Executable
 from sqlmodel import Session
 
+from . import driver_sql
+
 
 def write_changes(session: Session) -> None:
     """``session.flush()``, the common case written directly: when the only pending
@@ -81,7 +83,7 @@ def _write_versioned(connection: Connection, state, session: Session) -> None:
         new_version = mapper.version_id_generator(version)
         params = {mapped.columns[key]: values[key] for key in changed}
         params.update(pbm_id=values[mapped.id_key], pbm_version=version, pbm_new_version=new_version)
-        if connection.execute(mapped.update(changed), params).rowcount != 1:
+        if driver_sql.execute(connection, mapped.update(changed), params) != 1:
             raise StaleDataError(f"UPDATE statement on table '{mapped.table.name}' expected to update 1 "
                                  "row(s); 0 were matched.")
         values[mapped.version_key] = new_version
