@@ -127,13 +127,16 @@ class BoardView:
     _texts: dict = field(default_factory=dict, repr=False, compare=False)  # (recent, legal, language) -> text()
     _did: list = field(default_factory=list, repr=False, compare=False)  # see ``did``
     _did_from: int = field(default=1 << 30, repr=False, compare=False)  # the first entry ``_did`` covers
+    known: dict = field(default_factory=dict, repr=False, compare=False)  # log index -> what that move did
 
     @classmethod
-    def current(cls, board: Board, players, records) -> "BoardView":
+    def current(cls, board: Board, players, records, known: dict | None = None) -> "BoardView":
+        """The view of the board as it is; ``known``: what moves just played did, by
+        log number (``Unit.played``), so that ``did`` need not replay them."""
         game = get_game(board.game)
         outcome = Outcome.from_json(board.outcome)
         return cls(board, game, players, list(records), board_state(game, board.state), outcome,
-                   board.move_count)
+                   board.move_count, known={number - 1: done for number, done in (known or {}).items()})
 
     @classmethod
     def at(cls, board: Board, players, records, move: int) -> "BoardView":
@@ -219,7 +222,8 @@ class BoardView:
         so a long game costs what a short one does), and kept for this view."""
         index = record.number - 1
         if index < self._did_from:
-            self._did = move_consequences(self.game, self.board.options, log_entries(self.records), index)
+            self._did = move_consequences(self.game, self.board.options, log_entries(self.records), index,
+                                          self.known)
             self._did_from = index
         return self._did[index]
 

@@ -92,16 +92,19 @@ _latest: OrderedDict[bytes, tuple[dict, Outcome | None]] = OrderedDict()
 _checkpoints_lock = threading.Lock()  # guards all three
 
 
-def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first: int = 0
-                      ) -> list[Consequences | None]:
+def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first: int = 0,
+                      known: dict[int, Consequences] | None = None) -> list[Consequences | None]:
     """What each log entry from index ``first`` on did besides itself when it was
     played (captures, automatic moves), taken back since or not; None for an entry
     that is not a move (and for the entries before ``first``, not worked out).
+    ``known``: what some entries did, by index, as the unit that just played them
+    found it (``game.consequences`` of the positions before and after).
 
     What an entry did is remembered in this process, keyed by a digest of the log
     up to it, so a board mail, which lists the same moves as the one before and
-    one more, works out only the new ones: from the position before them, which
-    ``replay`` finds from a remembered one; an ``undo`` entry returns to its own replay."""
+    one more, works out only the new ones: the move just played is known, others
+    from the position before them, which ``replay`` finds from a remembered one; an
+    ``undo`` entry returns to its own replay."""
     keys = _prefix_keys(game, options, log, range(first + 1, len(log) + 1))  # what entry i did: keys[i + 1]
     done: list[Consequences | None] = [None] * first
     with _checkpoints_lock:
@@ -110,6 +113,10 @@ def move_consequences(game: Game, options: dict, log: Sequence[LogEntry], first:
                 break
             _consequences.move_to_end(keys[count])
             done.append(_consequences[keys[count]])
+    if known and all(index in known for index in range(len(done), len(log))):
+        for index in range(len(done), len(log)):
+            done.append(known[index])
+            _remember(_consequences, MAX_CONSEQUENCES, keys[index + 1], known[index])
     if len(done) == len(log):
         return done
     state = replay(game, options, log[:len(done)])[0]

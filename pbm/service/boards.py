@@ -20,7 +20,7 @@ from ..boardview import (LOG_INSERT, BoardView, board_state, load_players, playe
                          remember_state)
 from ..gamewords import lazy_sentence
 from ..movelog import OWN_MOVES, ending
-from ..games import Game, MoveError, Outcome, get_game
+from ..games import Consequences, Game, MoveError, Outcome, get_game
 from ..i18n import N_, LazyText, lazy_gettext
 from ..models import Board, MoveRecord, Player
 from ..usage import USAGE, Usage
@@ -162,17 +162,23 @@ def bounded(comment: str) -> str:
 
 
 def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None, text: str, state,
-           outcome: Outcome | None, comment: str = "") -> str:
+           outcome: Outcome | None, comment: str = "", did: Consequences | None = None) -> str:
     """Add one entry to the board's log and update its cache, turn and deadlines;
-    returns the comment as the log keeps it (``bounded``).
+    returns the comment as the log keeps it (``bounded``). ``did``: what the move
+    did besides itself (``game.consequences``), for the board mail's move list.
     The entry ends any open request (it was about the position before); the end of
     the game or an undo also drops a queued move; an entry that ends the game moves
     the players' ratings (``ratings.game_over``)."""
     logged = bounded(comment)
+    number = board.move_count + 1
+    if did is None:  # an entry logged again at this number after a refusal rolled one back is not the same
+        unit.played.pop((board.id, number), None)
+    else:
+        unit.played[(board.id, number)] = did
     # A Core INSERT, at once: the log is append-only and read as plain rows, so the
     # entry never needs to be an ORM object (whose flush costs more than the write).
     unit.write(LOG_INSERT, {
-        "board_id": board.id, "number": board.move_count + 1, "seat": seat, "kind": kind, "text": text,
+        "board_id": board.id, "number": number, "seat": seat, "kind": kind, "text": text,
         "comment": logged, "created_at": unit.now})
     board.state = stored(game, state)
     remember_state(board.state, state)
@@ -243,13 +249,13 @@ def play(unit: Unit, board: Board, seat: int, text: str, comment: str = "", numb
     if (refusal := overlong(text)) is not None:
         raise PlayerError(refusal, notation(game))
     try:
-        move, state = applied(game, state, seat, text)
+        move, after = applied(game, state, seat, text)
     except MoveError as error:
         raise PlayerError(lazy_sentence(error), notation(game)) from None
     notes = requests.lapse(board, seat, players)  # before the entry ends the open request
-    logged = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=state,
-                    outcome=game.outcome(state), comment=comment)
-    forced = play_on(unit, board, game, state, players)
+    logged = append(unit, board, game, kind="move", seat=seat, text=game.format_move(move), state=after,
+                    outcome=game.outcome(after), comment=comment, did=game.consequences(state, after))
+    forced = play_on(unit, board, game, after, players)
     letters.board_mails(unit, board, players, comment=logged, mover=seat, forced=forced, notes=notes)
 
 

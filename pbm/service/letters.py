@@ -220,7 +220,7 @@ def board_mails(unit: Unit, board: Board, players: tuple[Player, Player], *, com
     rating moved when it is over. A mail to both seats goes to the board's watchers
     too, with the mover's comment but without what is the players' own (the private
     link, the reply tag); every copy says who reads the comments."""
-    view = BoardView.current(board, players, load_records(unit.session, board))
+    view = BoardView.current(board, players, load_records(unit.session, board), unit.moves_played(board))
     # a reminder is the players' own
     watching = watchers(unit.session, board) if tuple(seats) == (0, 1) and not (occasion or "").startswith(
         "reminder") else []

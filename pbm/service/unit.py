@@ -74,6 +74,11 @@ class Unit:
     relayed: int = 0  # mails this unit queued passing a player's words on (chat, message)
     new_boards: int = 0  # boards this unit started
     answer_budget: int | None = None  # answers the sender may still get this hour (counted once per unit)
+    played: dict = field(default_factory=dict)  # (board id, log number) -> what that move did, when known
+
+    def moves_played(self, board: Board) -> dict:
+        """What the moves this unit logged on ``board`` did, by log number (``BoardView.current``)."""
+        return {number: done for (board_id, number), done in self.played.items() if board_id == board.id}
 
     def queue(self, mail: Composed, board_id: int | None) -> None:
         """Put one composed mail in the outbox, in this transaction (written as the work ends)."""
