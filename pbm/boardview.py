@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, insert
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
+from . import driver_sql
 from .db import flush, written_later
 from .games import Consequences, Game, Outcome, get_game
 from .gamewords import LOG_WORDS, game_sentence, reason_text, score_text, side_name
@@ -59,7 +60,7 @@ def load_records(session: Session, board: Board) -> list[Record]:
     flush(session, later=(Board,))  # the log's read reads no board
     # On the connection: plain rows need none of the ORM's query machinery, which cost
     # as much as reading them.
-    records = list(map(Record._make, session.connection().execute(_RECORDS, {"board": board.id}).all()))
+    records = list(map(Record._make, driver_sql.rows(session.connection(), _RECORDS, {"board": board.id})))
     records += [Record._make(entry[field] for field in Record._fields)
                 for entry in written_later(session, LOG_INSERT) if entry["board_id"] == board.id]
     return records

@@ -75,6 +75,42 @@ def execute(connection: Connection, statement: Executable, params: dict | list[d
     first = params[0] if many else params
     compiled = _compiled(statement, connection.dialect, tuple(sorted(first)), many)
     values = [_values(compiled, p) for p in params] if many else _values(compiled, params)
+    return _on_cursor(connection, compiled, values, many, lambda cursor: cursor.rowcount)
+
+
+def rows(connection: Connection, statement: Executable, params: dict) -> list[tuple]:
+    """The rows of the Core SELECT ``statement`` with ``params``, as plain tuples of
+    the values SQLAlchemy would return (the column types' result processing applied:
+    a UTC datetime, a bool), in the transaction of ``connection``."""
+    compiled = _compiled(statement, connection.dialect, tuple(sorted(params)), False)
+
+    def fetched(cursor) -> list[tuple]:
+        processors = _result_processors(compiled, statement, connection.dialect, cursor.description)
+        found = cursor.fetchall()
+        if not any(processors):
+            return [tuple(row) for row in found]
+        return [tuple(value if process is None else process(value) for value, process in zip(row, processors))
+                for row in found]
+    return _on_cursor(connection, compiled, _values(compiled, params), False, fetched)
+
+
+_RESULTS: dict[tuple[int, Dialect], tuple] = {}  # (id of a _Compiled, dialect) -> its columns' result processors
+
+
+def _result_processors(compiled: _Compiled, statement: Executable, dialect: Dialect, description) -> tuple:
+    key = (id(compiled), dialect)
+    known = _RESULTS.get(key)
+    if known is None:
+        columns = statement.compile(dialect=dialect)._result_columns
+        known = _RESULTS[key] = tuple(column.type._cached_result_processor(dialect, described[1])
+                                      for column, described in zip(columns, description))
+    return known
+
+
+def _on_cursor(connection: Connection, compiled: _Compiled, values, many: bool, done: Callable):
+    """Run the compiled statement on a cursor of the connection's DB-API connection,
+    its events dispatched and a failure raised as SQLAlchemy raises it; ``done(cursor)``
+    is the answer."""
     cursor = connection.connection.cursor()
     try:
         if connection._has_events or connection.engine._has_events:
@@ -87,7 +123,7 @@ def execute(connection: Connection, statement: Executable, params: dict | list[d
         if connection._has_events or connection.engine._has_events:
             for listen in connection.dispatch.after_cursor_execute:
                 listen(connection, cursor, compiled.sql, values, None, many)
-        return cursor.rowcount
+        return done(cursor)
     except BaseException as error:
         connection._handle_dbapi_exception(error, compiled.sql, values, cursor, None)
         raise  # not reached: the call above raises the wrapped error

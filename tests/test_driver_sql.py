@@ -77,3 +77,15 @@ def test_a_statement_that_needs_a_value_nobody_gives_is_refused_before_it_runs(e
         with pytest.raises(ValueError, match="neither given nor fixed"):
             driver_sql.execute(connection, update(OutboxMail).where(OutboxMail.claim == bindparam("claim_of")),
                                {"status": "sent"})
+
+
+def test_rows_are_the_values_sqlalchemy_reads(engine):
+    query = select(OutboxMail.message_id, OutboxMail.claimed_until, OutboxMail.raw, OutboxMail.attempts).where(
+        OutboxMail.status == bindparam("status")).order_by(OutboxMail.message_id)
+    with engine.begin() as connection:
+        driver_sql.execute(connection, insert(OutboxMail), [mail_row("<a@pbm>"), mail_row("<b@pbm>")])
+    with engine.connect() as connection:
+        by_sqlalchemy = [tuple(row) for row in connection.execute(query, {"status": "sending"})]
+        assert driver_sql.rows(connection, query, {"status": "sending"}) == by_sqlalchemy
+        assert driver_sql.rows(connection, query, {"status": "sent"}) == []
+    assert by_sqlalchemy[0][1] == NOW + timedelta(minutes=5)

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from sqlalchemy import bindparam, func, or_
 from sqlmodel import Session, select
 
-from .. import i18n
+from .. import driver_sql, i18n
 from ..boardview import BoardView, board_state, game_record, load_records, player_name
 from ..gamewords import game_sentence
 from ..db import flush
@@ -191,9 +191,9 @@ def watchers(session: Session, board: Board) -> list[Player]:
     """The players watching ``board`` (not its own players), by userid: subscribed to
     it, or to every board of its game since before it began and not left out of it."""
     flush(session, later=(Board,))  # plain rows on the connection (see ``load_records``): pending subscriptions first
-    rows = session.connection().execute(_SUBSCRIPTIONS, {"game": board.game, "board": board.id}).all()
-    chosen = {r.player_id: r.watching for r in rows if r.board_id is not None}
-    ids = {r.player_id for r in rows if r.board_id is None and r.created_at <= board.created_at}
+    rows = driver_sql.rows(session.connection(), _SUBSCRIPTIONS, {"game": board.game, "board": board.id})
+    chosen = {player_id: watching for player_id, board_id, watching, _ in rows if board_id is not None}
+    ids = {player_id for player_id, board_id, _, since in rows if board_id is None and since <= board.created_at}
     ids = {i for i in ids if chosen.get(i, True)} | {i for i, watching in chosen.items() if watching}
     ids -= {board.seat0_id, board.seat1_id}
     if not ids:
