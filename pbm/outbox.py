@@ -118,6 +118,9 @@ def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail
                                  .order_by(OutboxMail.id)).all())
 
 
+Results = list[tuple[Sendable, "DeliveryError | None"]]  # each mail of a batch, and None or why it did not go
+
+
 def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: datetime) -> int:
     """Send rows this process has claimed over one transport; returns how many it accepted.
 
@@ -126,7 +129,7 @@ def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: 
     microseconds, so its results are recorded together, after the batch settled
     on disk: one write transaction, which under load is a wait for the write
     lock, instead of one per mail."""
-    results: list[tuple[Sendable, DeliveryError | None]] = []
+    results: Results = []
     sent, started = 0, time.monotonic()
     with open_transport(settings) as transport:
         for row in rows:
@@ -141,9 +144,6 @@ def send_claimed(engine: Engine, settings: Settings, rows: list[Sendable], now: 
                 results = []
     _record(engine, results, now)
     return sent
-
-
-Results = list[tuple[Sendable, "DeliveryError | None"]]  # each mail of a batch, and None or why it did not go
 
 
 def deliver_locally(transport: Transport, settings: Settings, rows: list[Sendable]) -> Results:
@@ -216,7 +216,7 @@ def write_marks(connection, marks: Marks, now: datetime) -> None:
                                                     for message_id, claim in marks])
 
 
-def _record(engine: Engine, results: list[tuple[Sendable, DeliveryError | None]], now: datetime) -> None:
+def _record(engine: Engine, results: Results, now: datetime) -> None:
     """Write attempts' results (row, None when sent or else the error) in one
     transaction, each only while this claim still holds its row; a mail refused
     for good, or at its last attempt, is marked failed. (If that transaction
