@@ -25,6 +25,7 @@ import pstats
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -43,13 +44,19 @@ SERVER = "pbm@bench.test"
 
 
 class Stages:
-    """Exclusive wall time per stage: entering a stage pauses the one it was called from."""
+    """Exclusive wall time per stage: entering a stage pauses the one it was called from.
+    Only the thread that made it is timed: the delivery thread writes the marks "sent"
+    itself when no commit carries them within ``courier.MARK_WAIT_SECONDS`` (a slow
+    move), and its statements must not enter the measured thread's stages."""
 
     def __init__(self):
         self.seconds: dict[str, float] = {}
         self.stack: list[tuple[str, float]] = []
+        self.thread = threading.get_ident()
 
     def enter(self, stage: str) -> None:
+        if threading.get_ident() != self.thread:
+            return
         now = time.perf_counter()
         if self.stack:
             outer, since = self.stack[-1]
@@ -57,6 +64,8 @@ class Stages:
         self.stack.append((stage, now))
 
     def leave(self) -> None:
+        if threading.get_ident() != self.thread:
+            return
         now = time.perf_counter()
         stage, since = self.stack.pop()
         self.seconds[stage] = self.seconds.get(stage, 0.0) + now - since
