@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import mailbox
 import os
+import re
 import shutil
 import socket
 import time
@@ -141,8 +142,11 @@ def client(app):
 class Outbox:
     """Reads what the server delivered to the Maildir, in the order it arrived.
 
-    Mails are ordered by when a test first saw them (then by Date), not by
-    Date alone: under freezegun the Date headers go back in time."""
+    Mails are ordered by when a test first saw them (then by Date, then in the
+    order one process delivered them), not by Date alone: under freezegun the
+    Date headers go back in time. Two mails seen at once within one second (a
+    board mail and the computer's notice right after it) keep the order their
+    process wrote them in: the counter in the Maildir file's name."""
 
     def __init__(self, path: str):
         self.path = path
@@ -161,7 +165,7 @@ class Outbox:
         fresh = {key: message_from_bytes(box.get_bytes(key), policy=policy.default)
                  for key in box.keys() if key not in self.messages}
         self.messages.update(fresh)
-        self.order += sorted(fresh, key=lambda k: (fresh[k]["Date"].datetime, str(fresh[k]["Message-ID"])))
+        self.order += sorted(fresh, key=lambda k: (fresh[k]["Date"].datetime, delivered(k)))
 
     def all(self) -> list[EmailMessage]:
         self._refresh()
@@ -176,6 +180,14 @@ class Outbox:
 
     def to(self, address: str) -> list[EmailMessage]:
         return [m for m in self.all() if m["To"].addresses[0].addr_spec == address]
+
+
+def delivered(key: str) -> tuple[int, int]:
+    """(process, counter) from a Maildir file name of pbm's (``transport._maildir_name``:
+    ``<seconds>.M<microseconds>P<pid>Q<counter>.<host>``): a process's mails in the order
+    it wrote them."""
+    named = re.search(r"P(\d+)Q(\d+)\.", key)
+    return (int(named[1]), int(named[2])) if named else (0, 0)
 
 
 def body(message: EmailMessage) -> str:
