@@ -12,6 +12,7 @@ from pbm.mail.inbound import (
     MAX_BODY_CHARS,
     MAX_COMMAND_LINE,
     MalformedMail,
+    named_addresses,
     find_reply_tag,
     parse_mail,
     plain_address,
@@ -170,6 +171,36 @@ def test_anything_else_goes_to_the_general_parser(value):
     assert plain_address(value) is None
 
 
+def raw_from(value: str) -> bytes:
+    return f"From: {value}\r\nSubject: help\r\n\r\nplease\r\n".encode()
+
+
+@pytest.mark.parametrize("value", [
+    "alice@players.test Bcc: v@x.example",  # a decoded line break: read once as alice@players.testBcc
+    "alice@example.org)<bob@example.org>",  # CVE-2023-27043: read once as alice@example.org
+    "alice@example.org <bob@example.org>",
+    "a@b.test, c@d.test",
+])
+def test_a_from_naming_several_addresses_is_refused_on_every_interpreter(value):
+    with pytest.raises(MalformedMail, match="the sender \\(From:\\) is not one readable address"):
+        parse_mail(raw_from(value))
+
+
+@pytest.mark.parametrize("value, address", [
+    ("a@x.test (Alice, Smith)", "a@x.test"),  # a comment with a comma: the CVE's fix read nothing
+    ("alice@x.test,", "alice@x.test"),
+    ("a@x.test>", "a@x.test"),
+    ('"Smith, Alice" <alice@example.org>', "alice@example.org"),
+])
+def test_a_from_of_one_address_is_read_alike_on_every_interpreter(value, address):
+    assert parse_mail(raw_from(value)).sender == address
+
+
+def test_a_mail_without_a_from_has_no_sender():
+    with pytest.raises(MalformedMail, match="the message has no sender address"):
+        parse_mail(b"Subject: help\r\n\r\nplease\r\n")
+
+
 def test_the_plain_reading_agrees_with_the_general_parser():
     """Plain values with random changes made of the characters that change how RFC
     5322 reads them: wherever the plain pattern reads one, the stdlib's parser
@@ -193,6 +224,7 @@ def test_the_plain_reading_agrees_with_the_general_parser():
             read += 1
             assert parseaddr(value)[1] == found, value
             assert [addr for _, addr in getaddresses([value])] == [found], value
+            assert named_addresses(value) == [found], value
     assert read > 2000  # the comparison covered many plain values
 
 

@@ -739,7 +739,6 @@ def test_webhook_mailgun_fields_with_signature(secret_client, outbox):
 
 @pytest.mark.parametrize("changes", [
     {"subject": "help\r\nBcc: v@x.example"},  # Mailgun sends headers decoded: an encoded line break
-    {"sender": ALICE + "\r\nBcc: v@x.example", "from": ""},
     {"Message-Id": "<a\r\nb@x>"},
     {"recipient": "pbm@pbm.test\r\nX: y"},
     {"message-headers": '[["X-A", "b\\r\\nc"], ["Bad Name", "x"], ["Subject", "=?utf-8?b?x?="]]'},
@@ -750,6 +749,16 @@ def test_odd_mailgun_fields_are_read_as_a_mail_not_failed_on(secret_client, outb
     answer = secret_client.post("/inbound/email", data=mailgun_fields(**changes), auth=("api", "s3cret"))
     assert answer.status_code == 200 and answer.json["status"] in ("applied", "rejected"), answer.json
     assert all(m["Bcc"] is None for m in outbox.new())
+
+
+def test_a_mailgun_sender_with_a_line_break_is_refused_and_mails_nobody(secret_client, outbox):
+    """The sender field holding a second header line is read as a From of two
+    addresses (alice@players.test and v@x.example): one mail, no one to answer."""
+    fields = mailgun_fields(sender=ALICE + "\r\nBcc: v@x.example", **{"from": ""})
+    answer = secret_client.post("/inbound/email", data=fields, auth=("api", "s3cret"))
+    assert answer.status_code == 400 and answer.json["status"] == "malformed"
+    assert answer.json["error"] == "The message could not be used: the sender (From:) is not one readable address."
+    assert outbox.new() == []
 
 
 @pytest.mark.parametrize("odd", ["²", "٣", "9" * 40])

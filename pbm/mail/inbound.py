@@ -26,6 +26,7 @@ from __future__ import annotations
 import codecs
 import email
 import hashlib
+import inspect
 import secrets
 import re
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from email.errors import HeaderParseError
 from email.header import decode_header
 from email.message import Message
 from email.policy import Compat32
-from email.utils import getaddresses, parseaddr
+from email.utils import getaddresses
 
 from ..linetext import without_invisible
 from ..i18n import LazyText, gettext, lazy_gettext, number
@@ -147,6 +148,31 @@ def plain_address(value: str) -> str | None:
     return None if match is None else match["bare"] or match["angled"]
 
 
+# The stdlib's address parser as it was before the fix of CVE-2023-27043, on every
+# interpreter: the fix (a Python release's or a distribution's patch: Debian's 3.11.2
+# has it, pyenv's 3.11.7 not) made it return nothing for any header it doubts,
+# "a@b.c (Smith, Alice)" included, so each interpreter read some headers its own
+# way. What the fix guards against, one From read as another address, is refused
+# here instead: a From must name exactly one address (_sender_address).
+_AS_BEFORE_THE_FIX = {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
+
+
+def named_addresses(text: str) -> list[str]:
+    """The addresses a header value names, as the stdlib's parser reads them."""
+    return [address for _, address in getaddresses([text], **_AS_BEFORE_THE_FIX) if address]
+
+
+def _sender_address(from_value: str) -> str:
+    """The one address a From names, or "" when it names none or several (``a@b.c
+    Bcc: d@e.f``, what a line break in a decoded header becomes, answers nobody; so
+    does ``a@b.c)<d@e.f>``, which the stdlib once read as ``a@b.c``)."""
+    plain = plain_address(from_value)
+    if plain is not None:
+        return plain
+    named = named_addresses(from_value)
+    return named[0] if len(named) == 1 else ""
+
+
 def _addresses(values: list[str]) -> list[str]:
     """The addresses in header values (the first MAX_ADDRESS_LIST characters), lower case."""
     text = " ".join(", ".join(values)[:MAX_ADDRESS_LIST].split())
@@ -154,10 +180,10 @@ def _addresses(values: list[str]) -> list[str]:
     if all(plain):
         return [_clean(addr).lower() for addr in plain]
     try:
-        pairs = getaddresses([text])
+        named = named_addresses(text)
     except RecursionError:  # comments nested thousands deep
         return []
-    return [_clean(addr).lower() for _, addr in pairs if addr]
+    return [_clean(addr).lower() for addr in named]
 
 
 def _usable_address(address: str) -> bool:
@@ -267,14 +293,16 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
         too_large.append(lazy_gettext("it has over %(count)s nested parts", count=MAX_CONTAINERS))
         window = b""
     message = email.message_from_bytes(head + b"\n" + window, policy=_POLICY)
-    sender = ""
+    sender = from_value = ""
     try:
         from_value = " ".join(str(message.get("From", ""))[:MAX_ADDRESS_LIST].split())
-        sender = _clean(plain_address(from_value) or parseaddr(from_value)[1]).strip().lower()
+        sender = _clean(_sender_address(from_value)).strip().lower()
     except RecursionError:
         pass
-    if not sender or "@" not in sender:
+    if not from_value:
         raise MalformedMail("the message has no sender address (From:)")
+    if not sender or "@" not in sender:
+        raise MalformedMail("the sender (From:) is not one readable address")
     if not _usable_address(sender):
         raise MalformedMail("the sender address (From:) is not a usable address")
     recipients = _addresses([v for name in ("To", "Cc", "Delivered-To", "X-Original-To")
