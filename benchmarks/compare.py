@@ -1,5 +1,5 @@
 """Is a change faster? One line of ``run.py`` for the working tree and for an earlier
-commit, alternately, several times; prints every run and the medians.
+commit (or on another interpreter), alternately, several times; prints every run and the medians.
 
 This VM's speed swings by up to 1.5 times within minutes (2026-12-04: 226 to 405
 moves/s for one configuration in runs of 1,200 moves), so one run of each says
@@ -9,19 +9,25 @@ the pairs' ratios.
 
 The earlier commit is checked out in a temporary git worktree; its server runs
 from there (``python -m pbm.cli`` imports the pbm of its working directory), with
-this checkout's virtualenv and benchmark client.
+this checkout's virtualenv and benchmark client. With ``--python`` instead, both sides
+serve the working tree, the earlier side on this interpreter and the other on the one
+named (a virtualenv's ``bin/python`` with pbm's requirements installed): how much
+the interpreter's build matters.
 
 Run: ``.venv/bin/python benchmarks/compare.py --ref 0f495ed [--line sqlite2] [--pairs 6]
-[--clients 4] [--games 6]``. Lines: ``sqlite`` (``pbm serve``), ``sqlite2`` (``--workers 2``),
-``postgresql``, ``postgresql2``; ``+password`` after a name plays by the move command.
+[--clients 4] [--games 6]``, or ``--python /path/to/venv/bin/python`` instead of ``--ref``.
+Lines: ``sqlite`` (``pbm serve``), ``sqlite2`` (``--workers 2``), ``postgresql``,
+``postgresql2``; ``+password`` after a name plays by the move command.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -43,18 +49,18 @@ def remove(place: Path) -> None:
     shutil.rmtree(place.parent, ignore_errors=True)
 
 
-def one_run(line: str, args, root: Path) -> Played:
-    """One run of ``line`` against the server of the checkout at ``root``."""
+def one_run(line: str, args, root: Path, python: str) -> Played:
+    """One run of ``line`` against the server of the checkout at ``root`` run by ``python``."""
     name, password = line.removesuffix("+password"), line.endswith("+password")
     workers = 2 if name.endswith("2") else 1
     if name.startswith("sqlite"):
         with scratch_dir() as tmp:
-            return bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password, workers, root)
+            return bench_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite3", args, password, workers, root, python)
     url, drop = postgres_database()
     if url is None:
         raise SystemExit("no PostgreSQL answers at 127.0.0.1:5432")
     try:
-        return bench_backend("postgresql", url, args, password, workers, root)
+        return bench_backend("postgresql", url, args, password, workers, root, python)
     finally:
         drop()
 
@@ -70,7 +76,9 @@ def summary(runs: list[Played]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ref", required=True, help="the earlier commit (a git revision)")
+    against = parser.add_mutually_exclusive_group(required=True)
+    against.add_argument("--ref", help="the earlier commit (a git revision)")
+    against.add_argument("--python", help="another interpreter, serving the working tree (the earlier side: this one)")
     parser.add_argument("--line", default="sqlite2",
                         choices=[f"{n}{p}" for n in ("sqlite", "sqlite2", "postgresql", "postgresql2")
                                  for p in ("", "+password")])
@@ -80,18 +88,23 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=9)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    earlier = checkout(args.ref)
+    earlier = checkout(args.ref) if args.ref else ROOT
+    servers = {"earlier": (earlier, sys.executable), "now": (ROOT, args.python or sys.executable)}
     runs: dict[str, list[Played]] = {"earlier": [], "now": []}
     try:
-        print(f"{args.line}: {args.ref} (earlier) against the working tree (now), {args.pairs} pairs\n")
+        compared = (f"{args.ref} (earlier) against the working tree (now)" if args.ref else
+                    f"the working tree on {os.path.realpath(sys.executable)} (earlier) and on "
+                    f"{os.path.realpath(args.python)} (now)")
+        print(f"{args.line}: {compared}, {args.pairs} pairs\n")
         print(f"{'side':<8} {'backend':<26} {'clients':>7} {HEADER}")
         for pair in range(args.pairs):
             order = ("earlier", "now") if pair % 2 == 0 else ("now", "earlier")
             for side in order:
                 print(f"{side:<8} ", end="", flush=True)
-                runs[side].append(one_run(args.line, args, earlier if side == "earlier" else ROOT))
+                runs[side].append(one_run(args.line, args, *servers[side]))
     finally:
-        remove(earlier)
+        if args.ref:
+            remove(earlier)
     ratios = [len(n.latencies) / n.seconds / (len(e.latencies) / e.seconds) for e, n in zip(runs["earlier"], runs["now"])]
     print(f"\nmedians  earlier {summary(runs['earlier'])}\n         now     {summary(runs['now'])}")
     print(f"moves/s now / earlier, pair by pair: {' '.join(f'{r:.2f}' for r in ratios)}; "

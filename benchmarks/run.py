@@ -20,6 +20,7 @@ import http.client
 import json
 import mailbox
 import os
+import platform
 import random
 import re
 import shutil
@@ -265,14 +266,15 @@ def serve_and_play(command: list[str], env: dict, port: int, maildir: str, args,
 
 
 def bench_backend(name: str, database_url: str, args, password: bool = False, workers: int = 1,
-                  root: Path | None = None) -> Played:
+                  root: Path | None = None, python: str = sys.executable) -> Played:
     """One line: ``pbm serve`` (with ``workers`` web worker processes; with ``root``,
-    the pbm of that checkout) on a fresh ``database_url``, the games played against it."""
+    the pbm of that checkout; run by the interpreter ``python``) on a fresh
+    ``database_url``, the games played against it."""
     with scratch_dir() as tmp:
         env = upgraded_environment(database_url, tmp, root)
         port = free_port()
         played = serve_and_play(
-            [sys.executable, "-m", "pbm.cli", "serve", "--port", str(port), "--threads",
+            [python, "-m", "pbm.cli", "serve", "--port", str(port), "--threads",
              str(max(8, args.clients * 2)), "--workers", str(workers)], env, port, f"{tmp}/outbox", args, password,
             cwd=root)
     label = f"{name}{f' {workers} workers' if workers > 1 else ''}{' +password' if password else ''}"
@@ -308,7 +310,9 @@ def main() -> None:
           f"/inbound/email,\n{args.clients} concurrent clients x {args.games} games each, waitress on "
           "loopback; by reply mail, and (+password) by the move command with a password in the Subject;\n"
           "latency = one move, request to committed answer; server ms and client ms = CPU per move\n"
-          "of the server process (with its workers) and of the clients, which share the machine.\n")
+          "of the server process (with its workers) and of the clients, which share the machine.")
+    print(f"Python {platform.python_version()}, {os.path.realpath(sys.executable)} (how the interpreter was built "
+          "matters: see the README's Performance)\n")
     print(f"{'backend':<26} {'clients':>7} {HEADER}")
     for password in (False, True):
         for workers in (1, 2):  # one process (the embedded default), then `pbm serve --workers 2`
