@@ -156,7 +156,7 @@ class MoveRecord(SQLModel, table=True):
     __table_args__ = (sa.UniqueConstraint("board_id", "number"),)
 
     id: Optional[int] = Field(default=None, primary_key=True)
-    board_id: int = Field(foreign_key="board.id", index=True)
+    board_id: int = Field(foreign_key="board.id")  # found by the unique (board_id, number) index
     number: int
     seat: Optional[int] = None
     kind: str = Field(default="move", max_length=10)
