@@ -103,8 +103,11 @@ class Unit:
             self.aside.add(board.id)
         elif not aside:
             self.aside.discard(board.id)
-        board.status  # loaded again if a savepoint's rollback expired it: flag_modified needs the value
-        flag_modified(board, "status")
+        # An unindexed column, written unchanged: a flagged indexed one (status) cost SQLite
+        # a write of its index for every move. Loaded again first if a savepoint's rollback
+        # expired it: flag_modified needs the value.
+        board.move_count
+        flag_modified(board, "move_count")
         self.changed[board.id] = board
         self.seated[board.id] = (board.seat0_id, board.seat1_id)
 
