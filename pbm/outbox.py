@@ -41,7 +41,7 @@ from .config import Settings
 from .db import reading, transaction, writing
 from .mail.outbound import Composed
 from .mail.transport import DeliveryError, Transport, open_transport
-from .models import OutboxMail, utcnow
+from .models import OUTBOX_UNSENT, OutboxMail, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +94,13 @@ def backoff(attempts: int) -> timedelta:
     return min(FIRST_RETRY * (2 ** max(0, attempts - 1)), LONGEST_RETRY)
 
 
+_UNSENT = text(OUTBOX_UNSENT)  # in every condition of the sweep's, so that ``ix_outbox_unsent`` serves it
+
+
 def _due(now: datetime):
     """Rows a sweep may claim: a failed attempt whose wait is over, or a lapsed lease,
     and never one that has used up its attempts."""
-    return and_(OutboxMail.attempts < MAX_ATTEMPTS, or_(
+    return and_(_UNSENT, OutboxMail.attempts < MAX_ATTEMPTS, or_(
         and_(OutboxMail.status == "pending", OutboxMail.next_attempt_at <= now),
         and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now),
     ))
@@ -113,7 +116,7 @@ def _claim(engine: Engine, candidates: Select, now: datetime) -> list[OutboxMail
             .where(OutboxMail.id.in_(candidates), _due(now))
             .values(status="sending", claimed_until=now + CLAIM_LEASE, claim=token,
                     attempts=OutboxMail.attempts + 1))
-        return list(session.exec(select(OutboxMail).where(OutboxMail.claim == token,
+        return list(session.exec(select(OutboxMail).where(_UNSENT, OutboxMail.claim == token,
                                                           OutboxMail.status == "sending")
                                  .order_by(OutboxMail.id)).all())
 
@@ -252,7 +255,7 @@ def _record(engine: Engine, results: Results, now: datetime) -> None:
 def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
     """Mark failed the mails whose last allowed attempt never reported back (the
     process died while sending), so attempts stay bounded and the operator is told."""
-    lapsed = and_(OutboxMail.status == "sending", OutboxMail.claimed_until < now,
+    lapsed = and_(_UNSENT, OutboxMail.status == "sending", OutboxMail.claimed_until < now,
                   OutboxMail.attempts >= MAX_ATTEMPTS)
     with reading(engine) as session:
         rows = session.exec(select(OutboxMail).where(lapsed)).all()
@@ -276,7 +279,10 @@ def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None)
     rows another is claiming. (SQLite has one writer at a time and no such clause.)"""
     now = now or utcnow()
     _give_up_on_lapsed(engine, now)
-    batch = (select(OutboxMail.id).where(_due(now)).order_by(OutboxMail.id).limit(SWEEP_BATCH)
+    # The longest waiting first, in the order of ``ix_outbox_unsent``: by id, SQLite walked the
+    # whole table (every mail ever sent) to find the few due.
+    batch = (select(OutboxMail.id).where(_due(now)).order_by(OutboxMail.next_attempt_at, OutboxMail.id)
+             .limit(SWEEP_BATCH)
              .with_for_update(skip_locked=True))
     rows = _claim(engine, batch, now)
     return send_claimed(engine, settings, rows, now) if rows else 0
