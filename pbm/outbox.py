@@ -270,19 +270,22 @@ def _give_up_on_lapsed(engine: Engine, now: datetime) -> None:
                   row.message_id, row.recipient, row.attempts, MAX_ATTEMPTS)
 
 
+def sweep_batch(now: datetime) -> Select:
+    """The ids of the mails a sweep at ``now`` takes, at most ``SWEEP_BATCH``: the longest
+    waiting first, in the order of ``ix_outbox_unsent``, so that the few due are found
+    in that index (by id, SQLite walked the whole table, every mail ever sent).
+
+    On PostgreSQL they are chosen ``FOR UPDATE SKIP LOCKED``: sweeps running at once
+    in several processes each take different mails, and none waits for the rows
+    another is claiming. (SQLite has one writer at a time and no such clause.)"""
+    return (select(OutboxMail.id).where(_due(now)).order_by(OutboxMail.next_attempt_at, OutboxMail.id)
+            .limit(SWEEP_BATCH).with_for_update(skip_locked=True))
+
+
 def deliver_due(engine: Engine, settings: Settings, now: datetime | None = None) -> int:
     """The scheduler's sweep: try every mail that is due (or whose claim lapsed), at most
-    ``SWEEP_BATCH`` a run; returns how many went out.
-
-    On PostgreSQL the batch is chosen ``FOR UPDATE SKIP LOCKED``: sweeps running at
-    once in several processes each take different mails, and none waits for the
-    rows another is claiming. (SQLite has one writer at a time and no such clause.)"""
+    ``SWEEP_BATCH`` a run (``sweep_batch``); returns how many went out."""
     now = now or utcnow()
     _give_up_on_lapsed(engine, now)
-    # The longest waiting first, in the order of ``ix_outbox_unsent``: by id, SQLite walked the
-    # whole table (every mail ever sent) to find the few due.
-    batch = (select(OutboxMail.id).where(_due(now)).order_by(OutboxMail.next_attempt_at, OutboxMail.id)
-             .limit(SWEEP_BATCH)
-             .with_for_update(skip_locked=True))
-    rows = _claim(engine, batch, now)
+    rows = _claim(engine, sweep_batch(now), now)
     return send_claimed(engine, settings, rows, now) if rows else 0

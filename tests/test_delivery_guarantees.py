@@ -16,7 +16,7 @@ from pbm.db import reading, transaction
 from pbm.mail.outbound import compose
 from pbm.models import Board, InboundMessage, MoveRecord, OutboxMail, utcnow
 from pbm.courier import wait_for_deliveries
-from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue
+from pbm.outbox import MAX_ATTEMPTS, backoff, deliver_due, outgoing, queue, sweep_batch
 
 from .conftest import free_port, make_mail, wait_until
 
@@ -551,3 +551,27 @@ def test_without_syncfs_each_mail_is_flushed_as_it_is_written(server, outbox, bo
     assert len(flushed) == 3  # the two mails, then new/
     with reading(server.engine) as s:
         assert {row.status for row in s.exec(select(OutboxMail))} == {"sent"}
+
+
+def test_the_sweep_finds_the_mails_due_among_thousands_sent_by_the_index_of_the_unsent(server, outbox):
+    """The outbox keeps every mail ever sent; the sweep reads only the index of those
+    still to send (``ix_outbox_unsent``), never the whole table, and sends the due."""
+    now = utcnow()
+    orphans = queue_orphans(server, [ALICE, BOB], now - timedelta(hours=1))  # their process died
+    sent = [{"message_id": f"<old{i}@pbm.test>", "board_id": None, "recipient": ALICE, "subject": "x", "raw": b"x",
+             "status": "sent", "attempts": 1, "next_attempt_at": now - timedelta(days=2), "claimed_until": None,
+             "claim": None, "created_at": now - timedelta(days=2)} for i in range(3000)]
+    with transaction(server.engine) as session:
+        session.execute(OutboxMail.__table__.insert(), sent)
+    dialect = server.engine.dialect
+    statement = str(sweep_batch(now).compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
+    with server.engine.connect() as connection:
+        if dialect.name == "postgresql":
+            connection.exec_driver_sql("ANALYZE outbox")  # the planner's counts, as autovacuum keeps them
+            plan = [row[0] for row in connection.exec_driver_sql("EXPLAIN " + statement.replace("%", "%%"))]
+        else:
+            plan = [row[3] for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement)]
+    assert any("ix_outbox_unsent" in line for line in plan), plan
+    assert not any(line.startswith("SCAN outbox") and "INDEX" not in line for line in plan), plan
+    assert deliver_due(server.engine, server.settings, now) == 2
+    assert sorted(m["Message-ID"] for m in outbox.new()) == sorted(orphans)
