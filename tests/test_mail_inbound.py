@@ -8,14 +8,13 @@ from email.utils import getaddresses, parseaddr
 
 import pytest
 
+from pbm.mail.addresses import named_addresses, plain_address
 from pbm.mail.inbound import (
     MAX_BODY_CHARS,
     MAX_COMMAND_LINE,
     MalformedMail,
-    named_addresses,
     find_reply_tag,
     parse_mail,
-    plain_address,
 )
 from pbm.mail.htmltext import html_to_text
 from pbm.mail.replies import split_command, visible_reply

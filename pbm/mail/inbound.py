@@ -5,6 +5,7 @@ recognises auto-replies and bounces, finds the per-player reply tag, and
 separates the command line from the comment (quotes, attributions in
 English, German and French, signatures and the server's own board mail
 removed).
+The addresses of its header fields are read by ``pbm.mail.addresses``.
 
 Every step is linear in its input and reads a bounded part of it, so any
 mail up to the server's size limit is read in a fraction of a second:
@@ -26,7 +27,6 @@ from __future__ import annotations
 import codecs
 import email
 import hashlib
-import inspect
 import secrets
 import re
 from dataclasses import dataclass, field
@@ -34,12 +34,12 @@ from email.errors import HeaderParseError
 from email.header import decode_header
 from email.message import Message
 from email.policy import Compat32
-from email.utils import getaddresses
 
 from ..linetext import without_invisible
 from ..i18n import LazyText, gettext, lazy_gettext, number
+from .addresses import MAX_ADDRESS_LIST, header_addresses, sender_address, usable_address
 from .htmltext import html_to_text
-from .outbound import safe_message_id, writable_address
+from .outbound import safe_message_id
 
 MAX_HEADER_BYTES = 64 * 1024  # the header section; real mail with every relay's stamps is under 30 KiB
 MAX_MIME_BYTES = 128 * 1024  # of the body, given to the MIME parser
@@ -48,8 +48,6 @@ MAX_BODY_CHARS = 100_000  # of text; longer text makes the mail too large
 MAX_COMMAND_LINE = 1_000  # characters: a subject or command line is never longer
 MAX_REPLY_CHARS = 10_000  # of unquoted text the reply parser sees: over twice the 4,000-character comment
 MAX_PARSED_LINE = 300  # longer lines can be no attribution or signature: the reply parser sees a stand-in
-MAX_ADDRESS = 254  # characters of a usable address (RFC 5321)
-MAX_ADDRESS_LIST = 8_000  # characters of address headers read (the address parser takes ~3 us a character)
 REPLY_LANGUAGES = ["en", "de", "fr"]
 
 
@@ -131,67 +129,6 @@ def _header(message: Message, name: str, limit: int) -> tuple[str, bool]:
             words.append(chunk.decode("utf-8", "replace"))
     text = " ".join(_clean("".join(words)).split())
     return text[:limit], cut or len(text) > limit
-
-
-# One plain address, bare or in angle brackets after a plain name: what nearly every
-# mail program writes. Read by this pattern, it gives what the stdlib's general
-# parser gives (``tests/test_mail_inbound.py`` compares the two) for about a tenth of
-# its Python calls (a hundred an address); anything else goes to that parser.
-_DOT_ATOM = r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*"
-_PLAIN_ADDRESS = re.compile(rf"(?P<bare>{_DOT_ATOM}@{_DOT_ATOM})|[A-Za-z0-9_ -]*<(?P<angled>{_DOT_ATOM}@{_DOT_ATOM})>")
-
-
-def plain_address(value: str) -> str | None:
-    """The address of a header value that is one plain address (``a@b.c``,
-    ``Name <a@b.c>``), or None for any other value."""
-    match = _PLAIN_ADDRESS.fullmatch(value.strip())
-    return None if match is None else match["bare"] or match["angled"]
-
-
-# The stdlib's address parser as it was before the fix of CVE-2023-27043, on every
-# interpreter: the fix (a Python release's or a distribution's patch: Debian's 3.11.2
-# has it, pyenv's 3.11.7 not) made it return nothing for any header it doubts,
-# "a@b.c (Smith, Alice)" included, so each interpreter read some headers its own
-# way. What the fix guards against, one From read as another address, is refused
-# here instead: a From must name exactly one address (_sender_address).
-_AS_BEFORE_THE_FIX = {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
-
-
-def named_addresses(text: str) -> list[str]:
-    """The addresses a header value names, as the stdlib's parser reads them."""
-    return [address for _, address in getaddresses([text], **_AS_BEFORE_THE_FIX) if address]
-
-
-def _sender_address(from_value: str) -> str:
-    """The one address a From names, or "" when it names none or several (``a@b.c
-    Bcc: d@e.f``, what a line break in a decoded header becomes, answers nobody; so
-    does ``a@b.c)<d@e.f>``, which the stdlib once read as ``a@b.c``)."""
-    plain = plain_address(from_value)
-    if plain is not None:
-        return plain
-    named = named_addresses(from_value)
-    return named[0] if len(named) == 1 else ""
-
-
-def _addresses(values: list[str]) -> list[str]:
-    """The addresses in header values (the first MAX_ADDRESS_LIST characters), lower case."""
-    text = " ".join(", ".join(values)[:MAX_ADDRESS_LIST].split())
-    plain = [plain_address(piece) for piece in text.split(",")]
-    if all(plain):
-        return [_clean(addr).lower() for addr in plain]
-    try:
-        named = named_addresses(text)
-    except RecursionError:  # comments nested thousands deep
-        return []
-    return [_clean(addr).lower() for addr in named]
-
-
-def _usable_address(address: str) -> bool:
-    """Whether a sender's address can be answered: the answer goes to exactly it."""
-    local, at, domain = address.rpartition("@")
-    return bool(at and local and domain and len(address) <= MAX_ADDRESS
-                and not any(c.isspace() or c in "<>()[],;\ufffd" for c in address)  # U+FFFD: an undecodable byte
-                and writable_address(address))
 
 
 def _decode_part(part: Message) -> str:
@@ -296,17 +233,17 @@ def parse_mail(raw: bytes, envelope_recipients: list[str] | None = None) -> Inbo
     sender = from_value = ""
     try:
         from_value = " ".join(str(message.get("From", ""))[:MAX_ADDRESS_LIST].split())
-        sender = _clean(_sender_address(from_value)).strip().lower()
+        sender = _clean(sender_address(from_value)).strip().lower()
     except RecursionError:
         pass
     if not from_value:
         raise MalformedMail("the message has no sender address (From:)")
     if not sender or "@" not in sender:
         raise MalformedMail("the sender (From:) is not one readable address")
-    if not _usable_address(sender):
+    if not usable_address(sender):
         raise MalformedMail("the sender address (From:) is not a usable address")
-    recipients = _addresses([v for name in ("To", "Cc", "Delivered-To", "X-Original-To")
-                             for v in message.get_all(name, [])])
+    recipients = [_clean(address).lower() for address in header_addresses(
+        [v for name in ("To", "Cc", "Delivered-To", "X-Original-To") for v in message.get_all(name, [])])]
     recipients = [_clean(r).lower() for r in (envelope_recipients or [])] + recipients
     subject, long_subject = _header(message, "Subject", MAX_COMMAND_LINE)
     if long_subject:
