@@ -34,6 +34,7 @@ import fcntl
 import sqlite3
 import logging
 import os
+import queue
 import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ def make_engine(url: str) -> Engine:
     # the processes of a file on an flock beside it, and wake the moment it is free,
     # rather than in SQLite's busy handler, which polls with sleeps of up to 100 ms.
     engine.pbm_writer_lock = threading.Lock()
+    engine.pbm_writes = 0  # this process's write transactions on the file (``_write_lock``)
     engine.pbm_database_file = database_file
     lock_file = beside_database(engine, WRITER_LOCK_SUFFIX)  # every write opens it: its path made once
     engine.pbm_writer_lock_file = None if lock_file is None else os.fspath(lock_file)
@@ -86,6 +88,10 @@ def make_engine(url: str) -> Engine:
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        # This process's writers checkpoint after letting go of the write lock
+        # (``_write_lock``); SQLite's own, in the commit, only for a process that writes
+        # too seldom to (one ``pbm ingest`` a mail).
+        cursor.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -149,7 +155,7 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
         yield
         return
     try:
-        _take_within(descriptor, WRITER_WAIT_SECONDS, path)
+        _take_within(engine, descriptor, WRITER_WAIT_SECONDS, path)
     except BaseException:
         os.close(descriptor)
         raise
@@ -162,41 +168,75 @@ def _writers_of_the_file(engine: Engine) -> Iterator[None]:
 WRITER_WAIT_SECONDS = 30.0  # as SQLite's busy timeout: then the door answers "try again later"
 
 
-def _take_within(descriptor: int, seconds: float, path: str) -> None:
+def _take_within(engine: Engine, descriptor: int, seconds: float, path: str) -> None:
     """Take the exclusive flock on ``descriptor``, waiting at most ``seconds`` (a
     process stopped while it holds the lock must not stop every other writer for
-    ever). Uncontended: one call. Otherwise a helper thread waits in ``flock`` (so
-    the lock is taken the moment it is free, with no polling); if the time runs out
-    first, the helper lets go of the lock as soon as it gets it, and this raises
-    the OperationalError SQLite's own busy timeout would."""
+    ever). Uncontended: one call. Otherwise the engine's waiter thread waits in
+    ``flock`` (so the lock is taken the moment it is free, with no polling); if the
+    time runs out first, the waiter lets go of the lock as soon as it gets it, and
+    this raises the OperationalError SQLite's own busy timeout would."""
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return
     except BlockingIOError:
         pass
-    taken, state = threading.Event(), {"abandoned": False}
-    guard = threading.Lock()
-    waiter_fd = os.dup(descriptor)  # the helper's own reference: closing it never closes ours
-
-    def wait_for_it():
-        try:
-            fcntl.flock(waiter_fd, fcntl.LOCK_EX)
-            with guard:
-                if state["abandoned"]:
-                    fcntl.flock(waiter_fd, fcntl.LOCK_UN)
-                else:
-                    taken.set()
-        finally:
-            os.close(waiter_fd)
-
-    threading.Thread(target=wait_for_it, name="pbm-writer-lock", daemon=True).start()
-    if taken.wait(seconds):
+    request = _FlockRequest(os.dup(descriptor))  # the waiter's own reference: closing it never closes ours
+    _waiter(engine).requests.put(request)
+    if request.taken.wait(seconds):
         return
-    with guard:
-        if taken.is_set():
+    with request.guard:
+        if request.taken.is_set():
             return
-        state["abandoned"] = True
+        request.abandoned = True
     raise _locked(f"the writer lock {path} was held for over {seconds:g} s")
+
+
+@dataclass
+class _FlockRequest:
+    """One writer's wait for the lock file, done by the engine's waiter thread."""
+
+    descriptor: int
+    taken: threading.Event = field(default_factory=threading.Event)
+    guard: threading.Lock = field(default_factory=threading.Lock)
+    abandoned: bool = False  # the writer stopped waiting: let go of the lock once it comes
+
+    def wait_in_flock(self) -> None:
+        try:
+            fcntl.flock(self.descriptor, fcntl.LOCK_EX)
+            with self.guard:
+                if self.abandoned:
+                    fcntl.flock(self.descriptor, fcntl.LOCK_UN)
+                else:
+                    self.taken.set()
+        finally:
+            os.close(self.descriptor)
+
+
+class _FlockWaiter(threading.Thread):
+    """The thread that waits in ``flock`` for an engine's writers in this process, one
+    request at a time (they come one at a time: the thread lock is taken first; a
+    request abandoned after the busy time still waits, and the next queues behind
+    it). Made at the first wait and kept: a thread made for every wait cost more
+    than the wait when the workers of ``pbm serve --workers`` took turns."""
+
+    def __init__(self):
+        super().__init__(name="pbm-writer-lock", daemon=True)
+        self.requests: queue.SimpleQueue[_FlockRequest] = queue.SimpleQueue()
+        self.pid = os.getpid()
+
+    def run(self) -> None:
+        while True:
+            self.requests.get().wait_in_flock()
+
+
+def _waiter(engine: Engine) -> _FlockWaiter:
+    """The engine's waiter thread in this process (the caller holds the engine's thread
+    lock); a forked child makes its own, as the parent's thread did not come along."""
+    waiter = getattr(engine, "pbm_flock_waiter", None)
+    if waiter is None or waiter.pid != os.getpid():
+        waiter = engine.pbm_flock_waiter = _FlockWaiter()
+        waiter.start()
+    return waiter
 
 
 def _locked(why: str) -> OperationalError:
@@ -224,8 +264,34 @@ def _write_lock(engine: Engine) -> Iterator[None]:
     try:
         with _writers_of_the_file(engine):
             yield
+        engine.pbm_writes += 1
+        checkpoint = engine.pbm_writes % CHECKPOINT_WRITES == 0 and engine.pbm_database_file is not None
     finally:
         threads.release()
+    if checkpoint:
+        _checkpoint(engine)
+
+
+CHECKPOINT_WRITES = 50  # a process's write transactions between its checkpoints: ~1,000 pages of WAL
+BACKSTOP_CHECKPOINT_PAGES = 10_000  # SQLite's own checkpoint (its default: 1,000)
+
+
+def _checkpoint(engine: Engine) -> None:
+    """Copy the WAL's committed pages into the database file (SQLite's PASSIVE
+    checkpoint: it waits for no reader or writer), outside the write lock. SQLite's
+    automatic one ran in the commit of every thousandth page, while the writer lock
+    was held: every writer of the file waited for it, several milliseconds each time.
+    A failure is logged: the data is in the WAL, and the next checkpoint copies it."""
+    try:
+        connection = engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            cursor.close()
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        log.warning("SQLite checkpoint failed: %s", error)
 
 
 @dataclass

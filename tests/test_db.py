@@ -111,3 +111,75 @@ def test_a_failing_statement_names_no_parameter_in_its_error(database_url):
         engine.dispose()
     assert "no_such_table" in failure and "SecretToken" not in failure
     assert "[SQL parameters hidden due to hide_parameters=True]" in failure
+
+
+def test_the_writers_of_a_process_wait_for_the_lock_file_in_one_thread_kept_for_every_wait(
+        tmp_path, sqlite_template):
+    """Each wait for the lock file held by another process is done by the engine's one
+    waiter thread, made at the first wait and kept (not a thread made for each wait)."""
+    import fcntl
+    import threading
+
+    path = tmp_path / "pbm.sqlite3"
+    shutil.copy(sqlite_template, path)
+    engine = make_engine(f"sqlite:///{path}")
+    other = os.open(beside_database(engine, WRITER_LOCK_SUFFIX), os.O_RDONLY | os.O_CREAT, 0o644)
+    done, before = [], {t for t in threading.enumerate() if t.name == "pbm-writer-lock"}  # other engines'
+    try:
+        for turn in range(3):
+            fcntl.flock(other, fcntl.LOCK_EX)  # the other process writes
+
+            def write(turn=turn):
+                with transaction(engine) as session:
+                    session.execute(text("INSERT INTO password_failure (userid, sender, at) "
+                                         f"VALUES ('w{turn}', 'w@players.test', '2026-01-01 00:00:00')"))
+                done.append(turn)
+
+            writer = threading.Thread(target=write)
+            writer.start()
+            wait_until(lambda: waits_for_flock(path.with_name(path.name + WRITER_LOCK_SUFFIX), os.getpid()),
+                       "the writer to wait for the lock file")
+            assert done == list(range(turn))  # it waits while the other process holds the lock
+            fcntl.flock(other, fcntl.LOCK_UN)
+            writer.join(timeout=30)
+            assert done == list(range(turn + 1))
+        made = [t for t in threading.enumerate() if t.name == "pbm-writer-lock" and t not in before]
+        assert made == [engine.pbm_flock_waiter]
+        with reading(engine) as session:
+            assert session.execute(text("SELECT userid FROM password_failure ORDER BY userid")).scalars().all() == \
+                ["w0", "w1", "w2"]
+    finally:
+        os.close(other)
+        engine.dispose()
+
+
+def test_a_process_checkpoints_the_wal_into_the_database_file_every_so_many_writes(
+        tmp_path, sqlite_template, monkeypatch):
+    """SQLite's own checkpoint ran inside the commit, while every writer of the file
+    waited for the writer lock; this process's writers copy the WAL into the database
+    file themselves, every CHECKPOINT_WRITES write transactions, after the lock. The
+    database file alone (copied without its WAL) holds the rows once it has run."""
+    import sqlite3
+
+    from pbm import db
+
+    monkeypatch.setattr(db, "CHECKPOINT_WRITES", 3)
+    path = tmp_path / "pbm.sqlite3"
+    shutil.copy(sqlite_template, path)
+    engine = make_engine(f"sqlite:///{path}")
+
+    def in_database_file() -> list[str]:
+        alone = tmp_path / "alone.sqlite3"
+        shutil.copy(path, alone)  # the file without its -wal: what a checkpoint has copied into it
+        with sqlite3.connect(alone) as connection:
+            return [row[0] for row in connection.execute("SELECT userid FROM password_failure ORDER BY userid")]
+
+    try:
+        for turn in range(3):
+            assert in_database_file() == []  # in the WAL only, before the third write
+            with transaction(engine) as session:
+                session.execute(text("INSERT INTO password_failure (userid, sender, at) "
+                                     f"VALUES ('w{turn}', 'w@players.test', '2026-01-01 00:00:00')"))
+        assert in_database_file() == ["w0", "w1", "w2"]
+    finally:
+        engine.dispose()
