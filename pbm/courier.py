@@ -226,10 +226,10 @@ class _Carried:
         self.since: datetime | None = None
 
     def write(self, session: Session) -> None:
-        """Write, in the session's transaction (its write lock held), the marks this
-        process's delivered mails wait for."""
+        """Write, in the session's transaction, the marks this process's delivered mails
+        wait for (``outbox.carry_marks``)."""
         self.marks, self.since = _courier.take_marks(self.engine)
-        outbox.write_marks(session.connection(), self.marks, self.since)
+        outbox.carry_marks(session, self.marks, self.since)
 
 
 @contextmanager

@@ -50,7 +50,7 @@ from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
 
 from . import driver_sql
-from .versioned_writes import write_changes
+from .versioned_writes import planned, write_changes, write_planned
 
 READ_ONLY = "pbm_read_only"
 WRITE_LATER = "pbm_write_later"  # an optimistic unit of work's connection (``transaction``)
@@ -300,7 +300,7 @@ class _Later:
 
     locks: ExitStack
     engine: Engine
-    writes: list[tuple[Executable, dict]] = field(default_factory=list)
+    writes: list[tuple[Executable, dict, driver_sql.Prepared | None]] = field(default_factory=list)
     writing: bool = False
 
 
@@ -335,6 +335,7 @@ def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session
             session.info[_LATER] = _Later(locks, engine)
             with session.begin():
                 yield session
+            locks.close()  # committed: the next writer need not wait for this session's closing
 
 
 @contextmanager
@@ -361,14 +362,16 @@ def refusal_runs_again(session: Session) -> bool:
     return writes_later(session) or session.info.get(_UNGUARDED, False)
 
 
-def write(session: Session, statement: Executable, params: dict) -> None:
+def write(session: Session, statement: Executable, params: dict | list[dict]) -> None:
     """Run a Core write (an INSERT) in the session's transaction; an optimistic unit
     keeps it until it begins writing (see ``written_later``). Only for rows that
     stand or fall with a versioned object written with them (a board's log
     entry) or with a unique index (the record of a mail), or that rest on no
-    read at all (an outbox mail)."""
+    read at all (an outbox mail, the marks "sent" of mails delivered)."""
     if writes_later(session):
-        session.info[_LATER].writes.append((statement, params))
+        later = session.info[_LATER]
+        # made ready now (compiled, values through their types): under the lock it only runs
+        later.writes.append((statement, params, driver_sql.prepare(later.engine.dialect, statement, params)))
     else:
         driver_sql.execute(session.connection(), statement, params)
 
@@ -376,7 +379,7 @@ def write(session: Session, statement: Executable, params: dict) -> None:
 def written_later(session: Session, statement: Executable) -> list[dict]:
     """The parameters of the writes of ``statement`` an optimistic unit has kept."""
     later = session.info.get(_LATER)
-    return [params for kept, params in later.writes if kept is statement] if later else []
+    return [params for kept, params, _ in later.writes if kept is statement] if later else []
 
 
 def flush(session: Session, *, later: tuple[type, ...] = ()) -> None:
@@ -393,7 +396,10 @@ def flush(session: Session, *, later: tuple[type, ...] = ()) -> None:
 def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:
     """An optimistic unit's work is done: take the write lock, begin the transaction,
     write its changed objects and run the writes it kept (nothing for any other
-    session). Its changes must all be to loaded objects of the types ``versioned``,
+    session), every statement made ready before the lock is taken (compiled, its
+    values through their types: ``write``, ``versioned_writes.planned``), so that
+    the lock, which every writer of the file waits for, is held only while they
+    run. Its changes must all be to loaded objects of the types ``versioned``,
     whose UPDATE checks that nobody changed them since they were read; a new or
     deleted object, or a change to another, may rest on a read that is stale by
     now (a userid found free), so it raises ``NeedsLock``."""
@@ -402,13 +408,19 @@ def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:
         return
     if session.new or session.deleted or not all(isinstance(changed, versioned) for changed in session.dirty):
         raise NeedsLock("a change that no version check covers")
+    # Everything made ready before the lock, which every writer of the file waits for: under it
+    # the statements only run.
+    changes = planned(session, later.engine.dialect)
+    if changes is None:  # an object of a versioned type whose mapping has no version column
+        raise NeedsLock("a change that no version check covers")
     later.locks.enter_context(_write_lock(later.engine))
     connection = session.connection().execution_options(**{WRITING: True})
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    driver_sql.run_sql(connection, "BEGIN IMMEDIATE")
     later.writing = True
-    write_changes(session)  # first: a changed object's version check fails before any kept write does
-    for statement, params in later.writes:
-        driver_sql.execute(connection, statement, params)
+    write_planned(connection, changes, session)  # first: a version check fails before any kept write does
+    for _, _, prepared in later.writes:
+        if prepared is not None:
+            driver_sql.run(connection, prepared)
     later.writes.clear()
 
 

@@ -64,18 +64,44 @@ def _values(compiled: _Compiled, params: dict):
     return values if compiled.positional else dict(zip(compiled.names, values))
 
 
-def execute(connection: Connection, statement: Executable, params: dict | list[dict]) -> int:
-    """Run the Core INSERT or UPDATE ``statement`` with ``params`` (one mapping, or a
-    list of mappings with the same keys for an executemany) in the transaction of
-    ``connection``; returns the driver's row count. Every bound parameter must be
-    given (no column defaults)."""
+@dataclass(frozen=True)
+class Prepared:
+    """A write ready for the cursor (``prepare``): compiled, its values put through the
+    column types' bind processors."""
+
+    compiled: _Compiled
+    values: object  # a sequence or mapping, or a list of them for an executemany
+    many: bool
+
+
+def prepare(dialect: Dialect, statement: Executable, params: dict | list[dict]) -> Prepared | None:
+    """The Core INSERT or UPDATE ``statement`` with ``params`` (one mapping, or a list
+    of mappings with the same keys for an executemany) made ready to run on a
+    connection of ``dialect`` (``run``); None for an empty list, which writes
+    nothing. Every bound parameter must be given (no column defaults)."""
     many = isinstance(params, list)
     if many and not params:
-        return 0
+        return None
     first = params[0] if many else params
-    compiled = _compiled(statement, connection.dialect, tuple(sorted(first)), many)
-    values = [_values(compiled, p) for p in params] if many else _values(compiled, params)
-    return _on_cursor(connection, compiled, values, many, lambda cursor: cursor.rowcount)
+    compiled = _compiled(statement, dialect, tuple(sorted(first)), many)
+    return Prepared(compiled, [_values(compiled, p) for p in params] if many else _values(compiled, params), many)
+
+
+def run(connection: Connection, prepared: Prepared) -> int:
+    """Run a prepared write in the transaction of ``connection``; the driver's row count."""
+    return _on_cursor(connection, prepared.compiled, prepared.values, prepared.many, lambda cursor: cursor.rowcount)
+
+
+def run_sql(connection: Connection, sql: str) -> None:
+    """Run a statement of plain SQL without parameters (``BEGIN IMMEDIATE``) on the
+    connection's cursor, its events dispatched as for every other statement here."""
+    _on_cursor(connection, _Compiled(sql, (), True, (), ()), (), False, lambda cursor: None)
+
+
+def execute(connection: Connection, statement: Executable, params: dict | list[dict]) -> int:
+    """``prepare`` and ``run`` at once: the driver's row count (0 for an empty list)."""
+    prepared = prepare(connection.dialect, statement, params)
+    return 0 if prepared is None else run(connection, prepared)
 
 
 def rows(connection: Connection, statement: Executable, params: dict) -> list[tuple]:

@@ -38,7 +38,7 @@ from sqlmodel import Session, select
 
 from . import driver_sql
 from .config import Settings
-from .db import reading, transaction, writing
+from .db import reading, transaction, write, writing
 from .mail.outbound import Composed
 from .mail.transport import DeliveryError, Transport, open_transport
 from .models import OUTBOX_UNSENT, OutboxMail, utcnow
@@ -79,10 +79,11 @@ _QUEUE = insert(OutboxMail)  # built once, as the other hot statements
 
 
 def queue(session: Session, mails: list[Outgoing], now: datetime) -> None:
-    """Add ``mails`` to the outbox inside the caller's transaction (one statement),
-    claimed by this process for sending right after the commit (``courier.deliver_after_commit``)."""
+    """Add ``mails`` to the outbox inside the caller's transaction (one statement; an
+    optimistic unit runs it with its other writes, ``db.write``), claimed by this
+    process for sending right after the commit (``courier.deliver_after_commit``)."""
     if mails:
-        driver_sql.execute(session.connection(), _QUEUE, [
+        write(session, _QUEUE, [
             {"message_id": mail.message_id, "board_id": mail.board_id, "recipient": mail.recipient,
              "subject": mail.subject, "raw": mail.raw, "status": "sending", "attempts": mail.attempts,
              "claimed_until": now + CLAIM_LEASE, "claim": mail.claim, "next_attempt_at": now, "created_at": now}
@@ -215,8 +216,18 @@ def write_marks(connection, marks: Marks, now: datetime) -> None:
     """Mark sent the mails ``marks`` names (Message-ID, claim), each only while that
     claim still holds its row, in the transaction of ``connection``."""
     if marks:
-        driver_sql.execute(connection, _MARK_SENT, [{"mark_id": message_id, "mark_claim": claim, "now": now}
-                                                    for message_id, claim in marks])
+        driver_sql.execute(connection, _MARK_SENT, _mark_params(marks, now))
+
+
+def carry_marks(session: Session, marks: Marks, now: datetime) -> None:
+    """``write_marks`` in a unit of work's transaction (``db.write``: an optimistic unit
+    runs them with its other writes, made ready before the write lock)."""
+    if marks:
+        write(session, _MARK_SENT, _mark_params(marks, now))
+
+
+def _mark_params(marks: Marks, now: datetime) -> list[dict]:
+    return [{"mark_id": message_id, "mark_claim": claim, "now": now} for message_id, claim in marks]
 
 
 def _record(engine: Engine, results: Results, now: datetime) -> None:

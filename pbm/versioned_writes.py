@@ -1,6 +1,7 @@
 """A session's pending changes written without the ORM's flush where they allow it
-(``write_changes``): a move changes one versioned board row, and the flush's unit of
-work costs more than the row's UPDATE. Used by ``pbm.db`` and the unit of work."""
+(``write_changes``; ``planned`` and ``write_planned`` when the writes are worked out
+before a lock is taken): a move changes one versioned board row, and the flush's
+unit of work costs more than the row's UPDATE. Used by ``pbm.db`` and the unit of work."""
 
 from __future__ import annotations
 
@@ -25,13 +26,49 @@ def write_changes(session: Session) -> None:
     ``StaleDataError`` as there when the row's version moved on; the ORM's flush
     machinery (its unit of work, about a twentieth of a move) is not set up for it.
     Anything else is flushed by the ORM."""
+    connection = session.connection()
+    changes = planned(session, connection.dialect)
+    if changes is None:
+        session.flush()
+    else:
+        write_planned(connection, changes, session)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One loaded, versioned object's write, worked out (``planned``): its UPDATE made
+    ready, or None when no column differs."""
+
+    state: object
+    version_key: str
+    update: driver_sql.Prepared | None
+    new_version: object
+    table: str
+
+
+def planned(session: Session, dialect) -> list[Change] | None:
+    """The writes ``write_changes`` would do without the ORM's flush, made ready to run
+    (so a writer holding a lock only runs them, ``write_planned``); None when the
+    session's pending changes need the flush (a new or deleted object, a change to an
+    object of an unversioned mapping)."""
     dirty = [instance_state(changed) for changed in session.dirty]
     if session.new or session.deleted or not all(state.mapper.version_id_col is not None for state in dirty):
-        session.flush()
-        return
-    connection = session.connection()
-    for state in dirty:
-        _write_versioned(connection, state, session)
+        return None
+    return [_change(state, dialect) for state in dirty]
+
+
+def write_planned(connection: Connection, changes: list[Change], session: Session) -> None:
+    """Run the writes ``planned`` made ready, in the transaction of ``connection``, and
+    mark each object clean in the session, as its flush would."""
+    for change in changes:
+        values = change.state.dict
+        if change.update is not None:
+            if driver_sql.run(connection, change.update) != 1:
+                raise StaleDataError(f"UPDATE statement on table '{change.table}' expected to update 1 "
+                                     "row(s); 0 were matched.")
+            values[change.version_key] = change.new_version
+        change.state._commit_all(values, session.identity_map)  # as a flush leaves it: clean, nothing pending
+        session._register_altered([change.state])  # a savepoint rolled back over this write expires it, as a flush
 
 
 @dataclass(frozen=True)
@@ -71,21 +108,17 @@ class _Versioned:
 _VERSIONED: dict[Mapper, _Versioned] = {}
 
 
-def _write_versioned(connection: Connection, state, session: Session) -> None:
-    """Write one loaded, versioned object's changed columns (see ``write_changes``) and
-    mark it clean in the session, as its flush would."""
+def _change(state, dialect) -> Change:
+    """The write of one loaded, versioned object's changed columns (see ``write_changes``)."""
     mapper, values = state.mapper, state.dict
     mapped = _Versioned.of(mapper)
     changed = tuple(key for key, before in state.committed_state.items()
                     if key != mapped.version_key and (before is NO_VALUE or values[key] != before))
-    if changed:  # the ORM writes nothing (and keeps the version) when nothing differs
-        version = values[mapped.version_key]
-        new_version = mapper.version_id_generator(version)
-        params = {mapped.columns[key]: values[key] for key in changed}
-        params.update(pbm_id=values[mapped.id_key], pbm_version=version, pbm_new_version=new_version)
-        if driver_sql.execute(connection, mapped.update(changed), params) != 1:
-            raise StaleDataError(f"UPDATE statement on table '{mapped.table.name}' expected to update 1 "
-                                 "row(s); 0 were matched.")
-        values[mapped.version_key] = new_version
-    state._commit_all(values, session.identity_map)  # as a flush leaves it: clean, nothing pending
-    session._register_altered([state])  # a savepoint rolled back over this write expires the object, as after a flush
+    if not changed:  # the ORM writes nothing (and keeps the version) when nothing differs
+        return Change(state, mapped.version_key, None, None, mapped.table.name)
+    version = values[mapped.version_key]
+    new_version = mapper.version_id_generator(version)
+    params = {mapped.columns[key]: values[key] for key in changed}
+    params.update(pbm_id=values[mapped.id_key], pbm_version=version, pbm_new_version=new_version)
+    return Change(state, mapped.version_key, driver_sql.prepare(dialect, mapped.update(changed), params),
+                  new_version, mapped.table.name)

@@ -135,9 +135,9 @@ def run(engine: Engine, settings: Settings, work: Callable[[Unit], T], *, now: d
             with carried_marks(engine) as marks, transaction(engine, optimistic=optimistic) as session:
                 unit.session = session
                 result = work(unit)
-                begin_writing(session, versioned=(Board,))
                 queue(session, unit.outbox, now)
                 marks.write(session)  # this process's delivered mails marked sent: no transaction of their own
+                begin_writing(session, versioned=(Board,))  # an optimistic unit's writes, under the lock
                 write_changes(session)
                 versions = unit.versions()
                 if versions and engine.dialect.name == "postgresql":
