@@ -281,7 +281,9 @@ def _checkpoint(engine: Engine) -> None:
     checkpoint: it waits for no reader or writer), outside the write lock. SQLite's
     automatic one ran in the commit of every thousandth page, while the writer lock
     was held: every writer of the file waited for it, several milliseconds each time.
-    A failure is logged: the data is in the WAL, and the next checkpoint copies it."""
+    A failure (a pool with no connection free within its timeout included) is
+    logged and never reaches the unit that committed: the data is in the WAL, and
+    the next checkpoint copies it."""
     try:
         connection = engine.raw_connection()
         try:
@@ -290,8 +292,8 @@ def _checkpoint(engine: Engine) -> None:
             cursor.close()
         finally:
             connection.close()
-    except sqlite3.Error as error:
-        log.warning("SQLite checkpoint failed: %s", error)
+    except Exception as error:  # best effort, after a commit that stands
+        log.warning("SQLite checkpoint failed: %s", error.__class__.__name__)
 
 
 @dataclass

@@ -183,3 +183,28 @@ def test_a_process_checkpoints_the_wal_into_the_database_file_every_so_many_writ
         assert in_database_file() == ["w0", "w1", "w2"]
     finally:
         engine.dispose()
+
+
+def test_a_checkpoint_that_fails_leaves_the_committed_write_standing(tmp_path, sqlite_template, monkeypatch):
+    """The checkpoint runs after the commit: when it cannot (no connection to be had),
+    the write that committed stands, and its caller sees no error."""
+    from pbm import db
+
+    monkeypatch.setattr(db, "CHECKPOINT_WRITES", 1)
+    path = tmp_path / "pbm.sqlite3"
+    shutil.copy(sqlite_template, path)
+    engine = make_engine(f"sqlite:///{path}")
+
+    def no_connection():
+        raise DBAPIError("connect", None, Exception("no connection"))
+
+    try:
+        with transaction(engine) as session:
+            session.execute(text("INSERT INTO password_failure (userid, sender, at) "
+                                 "VALUES ('kept', 'k@players.test', '2026-01-01 00:00:00')"))
+            monkeypatch.setattr(engine, "raw_connection", no_connection)  # the session has its connection
+        monkeypatch.undo()
+        with reading(engine) as session:
+            assert session.execute(text("SELECT userid FROM password_failure")).scalars().all() == ["kept"]
+    finally:
+        engine.dispose()
