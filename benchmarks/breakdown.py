@@ -34,7 +34,7 @@ from sqlalchemy import event
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbm import db, migrate  # noqa: E402
+from pbm import db, migrate, writer_lock  # noqa: E402
 from pbm import courier  # noqa: E402
 from pbm.games import get_game  # noqa: E402
 from pbm.web import create_app  # noqa: E402
@@ -100,7 +100,7 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
     from pbm.service import inbound, letters, unit as unit_module
 
     counts = {"statements": 0, "locked": 0.0}
-    write_lock = db._write_lock
+    write_lock = writer_lock.held
 
     @contextlib.contextmanager
     def timed_write_lock(engine):
@@ -111,7 +111,7 @@ def instrument(app, stages: Stages, game_name: str) -> dict:
             finally:
                 counts["locked"] += time.perf_counter() - taken
 
-    db._write_lock = timed_write_lock  # looked up by name at each use
+    writer_lock.held = timed_write_lock  # looked up by name at each use
     engine = app.extensions["pbm"].engine
 
     @event.listens_for(engine, "before_cursor_execute")

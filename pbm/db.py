@@ -6,12 +6,8 @@ fail with "database is locked"; it waits for the lock instead.
 ``synchronous=NORMAL`` in WAL mode survives a crash of the process (not a
 power loss); set ``PBM_DATABASE_URL`` to PostgreSQL for full durability.
 
-Writers of every process on one SQLite file queue on an ``flock`` of the file
-``<database file>-writer.lock`` (inside this process's thread lock), so they wake
-the moment the writer before them commits instead of in SQLite's busy handler,
-which polls with sleeps of up to 100 ms: the workers of ``pbm serve --workers``,
-``pbm ingest``, ``pbm smtpd``, ``pbm scheduler`` and ``pbm sweep`` all write
-through ``transaction``.
+Writers of every process on one SQLite file take turns on one lock
+(``pbm.writer_lock``), which ``transaction`` and ``writing`` hold until the commit.
 
 A mail's unit of work on SQLite is *optimistic* (``transaction(optimistic=True)``):
 it reads and works out everything (the move, its board mails) without the write
@@ -30,12 +26,6 @@ roll its command back, runs the unit again with them.
 
 from __future__ import annotations
 
-import fcntl
-import sqlite3
-import logging
-import os
-import queue
-import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,21 +33,17 @@ from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import event, text
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.util import asbool
 from sqlmodel import Session, create_engine
 
-from . import driver_sql
+from . import driver_sql, writer_lock
 from .versioned_writes import planned, write_changes, write_planned
 
 READ_ONLY = "pbm_read_only"
 WRITE_LATER = "pbm_write_later"  # an optimistic unit of work's connection (``transaction``)
 WRITING = "pbm_writing"  # ... once it has begun writing (``begin_writing``)
-WRITER_LOCK_SUFFIX = "-writer.lock"
-
-log = logging.getLogger(__name__)
 
 
 def make_engine(url: str) -> Engine:
@@ -71,14 +57,8 @@ def make_engine(url: str) -> Engine:
     if database_file is not None:
         database_file.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, hide_parameters=True)
-    # SQLite takes one writer at a time: this process's threads queue on a lock, and
-    # the processes of a file on an flock beside it, and wake the moment it is free,
-    # rather than in SQLite's busy handler, which polls with sleeps of up to 100 ms.
-    engine.pbm_writer_lock = threading.Lock()
-    engine.pbm_writes = 0  # this process's write transactions on the file (``_write_lock``)
     engine.pbm_database_file = database_file
-    lock_file = beside_database(engine, WRITER_LOCK_SUFFIX)  # every write opens it: its path made once
-    engine.pbm_writer_lock_file = None if lock_file is None else os.fspath(lock_file)
+    writer_lock.set_up(engine, beside_database(engine, writer_lock.WRITER_LOCK_SUFFIX))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):
@@ -89,9 +69,9 @@ def make_engine(url: str) -> Engine:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         # This process's writers checkpoint after letting go of the write lock
-        # (``_write_lock``); SQLite's own, in the commit, only for a process that writes
+        # (``writer_lock``); SQLite's own, in the commit, only for a process that writes
         # too seldom to (one ``pbm ingest`` a mail).
-        cursor.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
+        cursor.execute(f"PRAGMA wal_autocheckpoint={writer_lock.BACKSTOP_CHECKPOINT_PAGES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -138,162 +118,10 @@ def beside_database(engine: Engine, suffix: str) -> Path | None:
     return None if database_file is None else database_file.with_name(database_file.name + suffix)
 
 
-@contextmanager
-def _writers_of_the_file(engine: Engine) -> Iterator[None]:
-    """Hold the exclusive flock every process's writers of this SQLite file take
-    (nothing for an in-memory database or PostgreSQL). A lock file that cannot be
-    opened (a read-only directory) is done without: SQLite's own lock still orders
-    the writers, only more slowly, and refuses them when the database is read-only."""
-    path = getattr(engine, "pbm_writer_lock_file", None)  # made with the engine (``make_engine``)
-    descriptor = None
-    if path is not None:
-        try:  # opened afresh each time: a descriptor inherited through a fork would share the lock
-            descriptor = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as error:
-            log.debug("writing without the writer lock file %s (%s)", path, error.strerror)
-    if descriptor is None:
-        yield
-        return
-    try:
-        _take_within(engine, descriptor, WRITER_WAIT_SECONDS, path)
-    except BaseException:
-        os.close(descriptor)
-        raise
-    try:
-        yield
-    finally:
-        os.close(descriptor)  # releases the lock
-
-
-WRITER_WAIT_SECONDS = 30.0  # as SQLite's busy timeout: then the door answers "try again later"
-
-
-def _take_within(engine: Engine, descriptor: int, seconds: float, path: str) -> None:
-    """Take the exclusive flock on ``descriptor``, waiting at most ``seconds`` (a
-    process stopped while it holds the lock must not stop every other writer for
-    ever). Uncontended: one call. Otherwise the engine's waiter thread waits in
-    ``flock`` (so the lock is taken the moment it is free, with no polling); if the
-    time runs out first, the waiter lets go of the lock as soon as it gets it, and
-    this raises the OperationalError SQLite's own busy timeout would."""
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return
-    except BlockingIOError:
-        pass
-    request = _FlockRequest(os.dup(descriptor))  # the waiter's own reference: closing it never closes ours
-    _waiter(engine).requests.put(request)
-    if request.taken.wait(seconds):
-        return
-    with request.guard:
-        if request.taken.is_set():
-            return
-        request.abandoned = True
-    raise _locked(f"the writer lock {path} was held for over {seconds:g} s")
-
-
-@dataclass
-class _FlockRequest:
-    """One writer's wait for the lock file, done by the engine's waiter thread."""
-
-    descriptor: int
-    taken: threading.Event = field(default_factory=threading.Event)
-    guard: threading.Lock = field(default_factory=threading.Lock)
-    abandoned: bool = False  # the writer stopped waiting: let go of the lock once it comes
-
-    def wait_in_flock(self) -> None:
-        try:
-            fcntl.flock(self.descriptor, fcntl.LOCK_EX)
-            with self.guard:
-                if self.abandoned:
-                    fcntl.flock(self.descriptor, fcntl.LOCK_UN)
-                else:
-                    self.taken.set()
-        finally:
-            os.close(self.descriptor)
-
-
-class _FlockWaiter(threading.Thread):
-    """The thread that waits in ``flock`` for an engine's writers in this process, one
-    request at a time (they come one at a time: the thread lock is taken first; a
-    request abandoned after the busy time still waits, and the next queues behind
-    it). Made at the first wait and kept: a thread made for every wait cost more
-    than the wait when the workers of ``pbm serve --workers`` took turns."""
-
-    def __init__(self):
-        super().__init__(name="pbm-writer-lock", daemon=True)
-        self.requests: queue.SimpleQueue[_FlockRequest] = queue.SimpleQueue()
-        self.pid = os.getpid()
-
-    def run(self) -> None:
-        while True:
-            self.requests.get().wait_in_flock()
-
-
-def _waiter(engine: Engine) -> _FlockWaiter:
-    """The engine's waiter thread in this process (the caller holds the engine's thread
-    lock); a forked child makes its own, as the parent's thread did not come along."""
-    waiter = getattr(engine, "pbm_flock_waiter", None)
-    if waiter is None or waiter.pid != os.getpid():
-        waiter = engine.pbm_flock_waiter = _FlockWaiter()
-        waiter.start()
-    return waiter
-
-
-def _locked(why: str) -> OperationalError:
-    """The error SQLite's own busy timeout raises (a door answers "try again later")."""
-    return OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError(f"database is locked: {why}"))
-
-
 class NeedsLock(Exception):
     """An optimistic unit of work came to something it may do only under the write
     lock (a write before its end, a refusal to roll back), or on PostgreSQL to a
     refusal, which needs a savepoint: run it again the usual way."""
-
-
-@contextmanager
-def _write_lock(engine: Engine) -> Iterator[None]:
-    """On SQLite, wait for this process's writers (a thread lock), then for those of
-    every other process on the same file (an flock), and hold both; each wait lasts
-    at most WRITER_WAIT_SECONDS."""
-    threads = getattr(engine, "pbm_writer_lock", None)
-    if threads is None:
-        yield
-        return
-    if not threads.acquire(timeout=WRITER_WAIT_SECONDS):
-        raise _locked(f"this process's writers held the lock for over {WRITER_WAIT_SECONDS:g} s")
-    try:
-        with _writers_of_the_file(engine):
-            yield
-        engine.pbm_writes += 1
-        checkpoint = engine.pbm_writes % CHECKPOINT_WRITES == 0 and engine.pbm_database_file is not None
-    finally:
-        threads.release()
-    if checkpoint:
-        _checkpoint(engine)
-
-
-CHECKPOINT_WRITES = 50  # a process's write transactions between its checkpoints: ~1,000 pages of WAL
-BACKSTOP_CHECKPOINT_PAGES = 10_000  # SQLite's own checkpoint (its default: 1,000)
-
-
-def _checkpoint(engine: Engine) -> None:
-    """Copy the WAL's committed pages into the database file (SQLite's PASSIVE
-    checkpoint: it waits for no reader or writer), outside the write lock. SQLite's
-    automatic one ran in the commit of every thousandth page, while the writer lock
-    was held: every writer of the file waited for it, several milliseconds each time.
-    A failure (a pool with no connection free within its timeout included) is
-    logged and never reaches the unit that committed: the data is in the WAL, and
-    the next checkpoint copies it."""
-    try:
-        connection = engine.raw_connection()
-        try:
-            cursor = connection.cursor()
-            cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            cursor.close()
-        finally:
-            connection.close()
-    except Exception as error:  # best effort, after a commit that stands
-        log.warning("SQLite checkpoint failed: %s", error.__class__.__name__)
 
 
 @dataclass
@@ -313,7 +141,7 @@ _UNGUARDED = "pbm_unguarded"  # Session.info key: an optimistic unit elsewhere t
 @contextmanager
 def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session]:
     """One write transaction: commit on success, roll back on any exception. On
-    SQLite it holds the write lock (``_write_lock``) until the commit is done.
+    SQLite it holds the write lock (``writer_lock.held``) until the commit is done.
 
     ``optimistic`` on SQLite: the lock is taken only when the
     work is done (``begin_writing``), so that while one move is written the next
@@ -326,7 +154,7 @@ def transaction(engine: Engine, *, optimistic: bool = False) -> Iterator[Session
     usual way. ``optimistic`` elsewhere (PostgreSQL): the unit's commands take no
     savepoints (``refusal_runs_again``)."""
     if not (optimistic and engine.dialect.name == "sqlite"):
-        with _write_lock(engine):
+        with writer_lock.held(engine):
             with Session(engine, expire_on_commit=False) as session:
                 session.info[_UNGUARDED] = optimistic
                 with session.begin():
@@ -345,7 +173,7 @@ def writing(engine: Engine) -> Iterator[Connection]:
     """One write transaction on a plain connection, for Core statements alone (no
     session to set up and tear down while other writers wait): the write lock as
     ``transaction`` takes it, commit on success, roll back on any exception."""
-    with _write_lock(engine):
+    with writer_lock.held(engine):
         with engine.begin() as connection:
             yield connection
 
@@ -365,7 +193,8 @@ def refusal_runs_again(session: Session) -> bool:
 
 
 def write(session: Session, statement: Executable, params: dict | list[dict]) -> None:
-    """Run a Core write (an INSERT) in the session's transaction; an optimistic unit
+    """Run a Core write (an INSERT, or an UPDATE that rests on no read) in the
+    session's transaction; an optimistic unit
     keeps it until it begins writing (see ``written_later``). Only for rows that
     stand or fall with a versioned object written with them (a board's log
     entry) or with a unique index (the record of a mail), or that rest on no
@@ -415,7 +244,7 @@ def begin_writing(session: Session, versioned: tuple[type, ...]) -> None:
     changes = planned(session, later.engine.dialect)
     if changes is None:  # an object of a versioned type whose mapping has no version column
         raise NeedsLock("a change that no version check covers")
-    later.locks.enter_context(_write_lock(later.engine))
+    later.locks.enter_context(writer_lock.held(later.engine))
     connection = session.connection().execution_options(**{WRITING: True})
     driver_sql.run_sql(connection, "BEGIN IMMEDIATE")
     later.writing = True

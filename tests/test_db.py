@@ -1,6 +1,7 @@
-"""pbm/db.py: the writers of every process on one SQLite file queue on one flock
-beside it, so a writer wakes when the one before it commits (not in SQLite's busy
-handler, which sleeps up to 100 ms between looks)."""
+"""pbm/db.py and pbm/writer_lock.py: the writers of every process on one SQLite file
+queue on one flock beside it, so a writer wakes when the one before it commits (not
+in SQLite's busy handler, which sleeps up to 100 ms between looks); the WAL's
+checkpoint after the lock."""
 
 import os
 import shutil
@@ -11,7 +12,8 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from pbm.db import WRITER_LOCK_SUFFIX, beside_database, make_engine, reading, transaction
+from pbm.db import beside_database, make_engine, reading, transaction
+from pbm.writer_lock import WRITER_LOCK_SUFFIX
 
 from .conftest import make_mail, wait_until
 
@@ -71,7 +73,7 @@ def test_a_writer_stopped_while_it_holds_the_lock_file_stops_the_others_only_for
     (as SQLite's own busy timeout would), and write again once the lock is free."""
     import fcntl
 
-    from pbm import db
+    from pbm import writer_lock
     from pbm.config import load_settings
     from pbm.service import Service, Status
 
@@ -80,7 +82,7 @@ def test_a_writer_stopped_while_it_holds_the_lock_file_stops_the_others_only_for
     settings = load_settings({"database_url": f"sqlite:///{path}", "instance_path": str(tmp_path / "instance"),
                               "maildir": str(tmp_path / "outbox"), "server_address": "pbm@pbm.test"})
     server = Service(settings)
-    monkeypatch.setattr(db, "WRITER_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(writer_lock, "WRITER_WAIT_SECONDS", 0.5)
     frozen = os.open(beside_database(server.engine, WRITER_LOCK_SUFFIX), os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         fcntl.flock(frozen, fcntl.LOCK_EX)  # the stopped process's hold
@@ -161,9 +163,9 @@ def test_a_process_checkpoints_the_wal_into_the_database_file_every_so_many_writ
     database file alone (copied without its WAL) holds the rows once it has run."""
     import sqlite3
 
-    from pbm import db
+    from pbm import writer_lock
 
-    monkeypatch.setattr(db, "CHECKPOINT_WRITES", 3)
+    monkeypatch.setattr(writer_lock, "CHECKPOINT_WRITES", 3)
     path = tmp_path / "pbm.sqlite3"
     shutil.copy(sqlite_template, path)
     engine = make_engine(f"sqlite:///{path}")
@@ -188,9 +190,9 @@ def test_a_process_checkpoints_the_wal_into_the_database_file_every_so_many_writ
 def test_a_checkpoint_that_fails_leaves_the_committed_write_standing(tmp_path, sqlite_template, monkeypatch):
     """The checkpoint runs after the commit: when it cannot (no connection to be had),
     the write that committed stands, and its caller sees no error."""
-    from pbm import db
+    from pbm import writer_lock
 
-    monkeypatch.setattr(db, "CHECKPOINT_WRITES", 1)
+    monkeypatch.setattr(writer_lock, "CHECKPOINT_WRITES", 1)
     path = tmp_path / "pbm.sqlite3"
     shutil.copy(sqlite_template, path)
     engine = make_engine(f"sqlite:///{path}")

@@ -156,27 +156,19 @@ def test_mails_of_concurrent_units_are_all_delivered_and_marked_sent(server, out
 @pytest.fixture
 def held_maildir(monkeypatch):
     """The Maildir transport held at its first mail until the test sets the event it
-    returns (``entered`` is set once a delivery is held); records how many mails each
-    statement marking mails sent covered."""
-    from pbm import outbox as outbox_module
+    returns (``entered`` is set once a delivery is held)."""
     from pbm.mail.transport import MaildirTransport
 
-    release, entered, marked = threading.Event(), threading.Event(), []
-    add, write_marks = MaildirTransport.send, outbox_module.write_marks
+    release, entered = threading.Event(), threading.Event()
+    add = MaildirTransport.send
 
     def held_send(self, sender, recipient, raw):
         entered.set()
         assert release.wait(60), "the test never released the delivery"
         add(self, sender, recipient, raw)
 
-    def counted_marks(connection, marks, now):
-        if marks:
-            marked.append(len(marks))
-        write_marks(connection, marks, now)
-
     monkeypatch.setattr(MaildirTransport, "send", held_send)
-    monkeypatch.setattr(outbox_module, "write_marks", counted_marks)
-    release.marked, release.entered = marked, entered
+    release.entered = entered
     yield release
     release.set()
     assert wait_for_deliveries(60)
