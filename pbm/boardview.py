@@ -5,11 +5,12 @@ replay the log there)."""
 from __future__ import annotations
 
 import threading
-from collections import namedtuple
+from collections import OrderedDict, namedtuple
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Sequence
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import bindparam, insert
 from sqlalchemy.orm.util import identity_key
@@ -24,6 +25,7 @@ from .models import Board, MoveRecord, Player
 from .movelog import MOVES, log_entries, in_force, move_consequences, replay, taken_back, undo_target
 
 RECENT_MOVES = 10  # moves listed in a board mail (their text shows all)
+LOG_CACHE_BOARDS = 1000  # boards whose committed log a process keeps (``load_records``), the latest used
 
 
 def load_players(session: Session, board: Board) -> tuple[Player, Player]:
@@ -47,22 +49,97 @@ Record = namedtuple("Record", [column.key for column in RECORD_COLUMNS])
 # Built once: a statement made per call costs more Python than its round trip.
 _PLAYERS = select(Player).where(Player.id.in_(bindparam("ids", expanding=True)))
 _RECORDS = select(*RECORD_COLUMNS).where(MoveRecord.board_id == bindparam("board")).order_by(MoveRecord.number)
+_RECORDS_AFTER = select(*RECORD_COLUMNS).where(MoveRecord.board_id == bindparam("board"),
+                                               MoveRecord.number > bindparam("after")).order_by(MoveRecord.number)
 _TIMES = select(MoveRecord.number, MoveRecord.created_at).where(MoveRecord.board_id == bindparam("board"))
 
 
 LOG_INSERT = insert(MoveRecord)  # how ``boards.append`` writes an entry (the log's only writer)
 
 
+_OWN_ENTRIES = "pbm_own_entries"  # Session.info key: board id -> the lowest log number the session wrote
+
+
+def entry_written(session: Session, board_id: int, number: int) -> None:
+    """``session`` wrote (or keeps, to write at its end) the board's log entry
+    ``number``: from there on, what it reads of the board's log may never be
+    committed, so no process keeps it (``load_records``)."""
+    own = session.info.setdefault(_OWN_ENTRIES, {})
+    own[board_id] = min(number, own.get(board_id, number))
+
+
+class _CommittedLogs:
+    """The committed log entries of the LOG_CACHE_BOARDS boards a process read last,
+    for one database. A board's log is append-only (``LOG_INSERT`` is its only
+    writer, and no entry is changed or deleted): entries once committed stay as
+    they are, so a move's read of its board's log need only fetch those after the
+    ones kept here (a long game's log is hundreds of rows, read for every move,
+    page and mail)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.boards: OrderedDict[int, tuple[datetime, tuple[Record, ...]]] = OrderedDict()
+
+    def get(self, board: Board) -> tuple[Record, ...]:
+        """The entries kept of ``board`` (none for another board of the same number)."""
+        with self.lock:
+            known = self.boards.get(board.id)
+            if known is None or known[0] != board.created_at:
+                return ()
+            self.boards.move_to_end(board.id)
+            return known[1]
+
+    def keep(self, board: Board, committed: tuple[Record, ...]) -> None:
+        with self.lock:
+            known = self.boards.get(board.id)
+            if known is None or known[0] != board.created_at or len(known[1]) < len(committed):
+                self.boards[board.id] = (board.created_at, committed)
+            self.boards.move_to_end(board.id)
+            while len(self.boards) > LOG_CACHE_BOARDS:
+                self.boards.popitem(last=False)
+
+    def forget(self, board: Board) -> None:
+        with self.lock:
+            self.boards.pop(board.id, None)
+
+
+_logs: WeakKeyDictionary = WeakKeyDictionary()  # an engine's pool (one database) -> its _CommittedLogs
+_logs_lock = threading.Lock()
+
+
+def _committed_logs(connection) -> _CommittedLogs:
+    pool = connection.engine.pool  # shared by the engine's copies with other execution options
+    with _logs_lock:
+        logs = _logs.get(pool)
+        if logs is None:
+            logs = _logs[pool] = _CommittedLogs()
+        return logs
+
+
 def load_records(session: Session, board: Board) -> list[Record]:
     """The board's log in order (the session's pending changes written first, as a
     query of the session would, and the entries an optimistic unit keeps until it
-    writes, last)."""
+    writes, last). Read are only the entries after those this process keeps
+    (``_CommittedLogs``); should the two not fit together (a database replaced under
+    a running process), the whole log is read."""
     flush(session, later=(Board,))  # the log's read reads no board
     # On the connection: plain rows need none of the ORM's query machinery, which cost
     # as much as reading them.
-    records = list(map(Record._make, driver_sql.rows(session.connection(), _RECORDS, {"board": board.id})))
-    records += [Record._make(entry[field] for field in Record._fields)
-                for entry in written_later(session, LOG_INSERT) if entry["board_id"] == board.id]
+    connection, logs = session.connection(), _committed_logs(session.connection())
+    known = logs.get(board)
+    read = list(map(Record._make, driver_sql.rows(connection, _RECORDS_AFTER, {"board": board.id,
+                                                                             "after": len(known)})))
+    kept = [Record._make(entry[field] for field in Record._fields)
+            for entry in written_later(session, LOG_INSERT) if entry["board_id"] == board.id]
+    records = [*known, *read, *kept]
+    if known and not (len(records) == board.move_count and records[-1].number == len(records)
+                      and (not read or read[0].number == len(known) + 1)):
+        logs.forget(board)
+        records = list(map(Record._make, driver_sql.rows(connection, _RECORDS, {"board": board.id}))) + kept
+    own = session.info.get(_OWN_ENTRIES, {}).get(board.id)
+    committed = tuple(record for record in records[:len(records) - len(kept)] if own is None or record.number < own)
+    if not committed or committed[-1].number == len(committed):  # numbered by their place, from 1
+        logs.keep(board, committed)
     return records
 
 

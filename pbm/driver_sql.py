@@ -111,7 +111,7 @@ def rows(connection: Connection, statement: Executable, params: dict) -> list[tu
     compiled = _compiled(statement, connection.dialect, tuple(sorted(params)), False)
 
     def fetched(cursor) -> list[tuple]:
-        processors = _result_processors(compiled, statement, connection.dialect, cursor.description)
+        processors = _result_processors(compiled, statement, connection.dialect, cursor)
         found = cursor.fetchall()
         if not any(processors):
             return [tuple(row) for row in found]
@@ -123,13 +123,13 @@ def rows(connection: Connection, statement: Executable, params: dict) -> list[tu
 _RESULTS: dict[tuple[int, Dialect], tuple] = {}  # (id of a _Compiled, dialect) -> its columns' result processors
 
 
-def _result_processors(compiled: _Compiled, statement: Executable, dialect: Dialect, description) -> tuple:
+def _result_processors(compiled: _Compiled, statement: Executable, dialect: Dialect, cursor) -> tuple:
     key = (id(compiled), dialect)
     known = _RESULTS.get(key)
-    if known is None:
+    if known is None:  # the cursor's description only now: psycopg builds it anew at every reading
         columns = statement.compile(dialect=dialect)._result_columns
         known = _RESULTS[key] = tuple(column.type._cached_result_processor(dialect, described[1])
-                                      for column, described in zip(columns, description))
+                                      for column, described in zip(columns, cursor.description))
     return known
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import bindparam, or_
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from ..boardview import (LOG_INSERT, BoardView, board_state, load_players, player_name,
+from ..boardview import (LOG_INSERT, BoardView, board_state, entry_written, load_players, player_name,
                          remember_state)
 from ..gamewords import lazy_sentence
 from ..movelog import OWN_MOVES, ending
@@ -180,6 +180,7 @@ def append(unit: Unit, board: Board, game: Game, *, kind: str, seat: int | None,
     unit.write(LOG_INSERT, {
         "board_id": board.id, "number": number, "seat": seat, "kind": kind, "text": text,
         "comment": logged, "created_at": unit.now})
+    entry_written(unit.session, board.id, number)
     board.state = stored(game, state)
     remember_state(board.state, state)
     board.move_count += 1
