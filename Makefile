@@ -1,5 +1,9 @@
 # `make run` and `make test` work on a fresh machine: they build .venv first.
-PYTHON ?= python3
+# On the distribution's Python when it is 3.11 or later and makes virtualenvs (Debian's
+# is built with profile-guided and link-time optimisation: a tenth to a quarter less CPU
+# a move than an interpreter built without, README: Performance), else python3 on PATH.
+USABLE := import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))
+PYTHON ?= $(shell /usr/bin/python3 -c '$(USABLE)' 2>/dev/null && echo /usr/bin/python3 || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
