@@ -13,6 +13,8 @@ from pbm.boardview import LOG_INSERT, entry_written, load_records
 from pbm.db import reading, transaction, write, writing
 from pbm.models import Board, utcnow
 
+from .conftest import body, make_mail
+
 ALICE, BOB = "alice@players.test", "bob@players.test"
 
 
@@ -103,3 +105,23 @@ def test_the_logs_of_the_boards_read_last_are_kept(server, board, monkeypatch):
         for number in (101, 102):
             load_records(session, session.get(Board, number))
         assert list(boardview._committed_logs(session.connection()).boards) == [102]
+
+
+def test_two_processes_playing_one_board_list_every_move(server, board, outbox):
+    """Alice's moves reach one process, Bob's another (each keeps its own logs): every
+    board mail lists every move so far, in order."""
+    from pbm.service import Service
+
+    other = Service(server.settings)  # its own engine: what a second worker process keeps is its own
+    try:
+        moves = ["D4", "E4", "D5", "F4", "D6", "F6", "C3"]
+        for number, move in enumerate(moves, start=1):
+            sender, process = ((ALICE, server), (BOB, other))[(number - 1) % 2]
+            user = sender.split("@")[0]
+            result = process.handle_raw(make_mail(sender, f"greatkingdom move 101 {user} {user}pw {move}"))
+            assert result.status == "applied", (move, result.error)
+            listed = body(outbox.to(ALICE)[-1])
+            for shown, (earlier, move_shown) in enumerate(zip(("alice", "bob") * 4, moves[:number]), start=1):
+                assert f"{shown:>4}. {earlier:<12} {move_shown}" in listed, (number, listed)
+    finally:
+        other.engine.dispose()
